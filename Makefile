@@ -1,0 +1,46 @@
+# The two commands: `make run` serves the demo, `make test` runs the whole suite.
+# Both set everything up on a fresh machine with Python 3.11+ (PYTHON=/path/to/python3.11 to choose).
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test lint format migrate clean
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed: run make with PYTHON=/path/to/python3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.runtime-installed: requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	@touch $@
+
+$(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	@touch $@ $(VENV)/.runtime-installed
+
+run: export DJANGO_DEBUG ?= true
+run: $(VENV)/.runtime-installed
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT)
+	WEBUI_ADDR=$(HOST):$(PORT) PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho start -f Procfile
+
+test: $(VENV)/.dev-installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n auto tests/host tests/host_only --ds=tests.settings_host_only
+
+lint: $(VENV)/.dev-installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(VENV)/.dev-installed
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+clean:
+	rm -rf $(VENV) staticfiles .pytest_cache

@@ -1,0 +1,1 @@
+"""The memory plug-in: gives every soul memory served by a separate memory engine over HTTP."""

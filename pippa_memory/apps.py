@@ -1,0 +1,14 @@
+from django.apps import AppConfig
+
+
+class PippaMemoryConfig(AppConfig):
+    """Connects the memory seams and doors to the host through its named extension points."""
+
+    name = "pippa_memory"
+    verbose_name = "Pippa memory"
+
+    def ready(self) -> None:
+        from pippa_memory.extension import MemoryExtension
+        from webui.extensions import register_extension
+
+        register_extension(MemoryExtension())

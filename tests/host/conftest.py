@@ -1,0 +1,51 @@
+"""Host tests see only the extensions they register themselves, whatever plug-ins are installed."""
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from webui import extensions
+from webui.extensions import TurnContext, TurnExtension
+from webui.prompt import ToolCall, ToolDefinition
+
+RECORDING_TOOL = ToolDefinition(
+    name="memory",
+    description="A stand-in memory tool for host tests.",
+    input_schema={
+        "type": "object",
+        "properties": {"verb": {"type": "string"}, "text": {"type": "string"}},
+        "required": ["verb", "text"],
+    },
+)
+
+
+class RecordingTool(TurnExtension):
+    """Offers a ``memory`` tool and answers every call with what it was asked."""
+
+    name = "recording-tool"
+
+    def __init__(self) -> None:
+        self.calls: list[ToolCall] = []
+
+    def tools(self, *, turn: TurnContext) -> list[ToolDefinition]:
+        return [RECORDING_TOOL]
+
+    def execute_tool(self, *, turn: TurnContext, call: ToolCall) -> tuple[bool, Any]:
+        if call.name != "memory":
+            return False, None
+        self.calls.append(call)
+        return True, {"echo": call.input["text"], "verb": call.input["verb"]}
+
+
+@pytest.fixture(autouse=True)
+def _isolated_extensions() -> Iterator[None]:
+    saved = extensions.registered_extensions()
+    extensions._registered.clear()
+    yield
+    extensions._registered[:] = saved
+
+
+@pytest.fixture
+def recording_tool(extension: Callable[[TurnExtension], TurnExtension]) -> RecordingTool:
+    return extension(RecordingTool())

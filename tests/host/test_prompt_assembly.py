@@ -1,0 +1,162 @@
+"""The front of the prompt is a promise: fixed order, stable bytes, a slot that drops out."""
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from webui.assembly import assemble_prompt
+from webui.canonical import canonical_json
+from webui.extensions import TurnContext, TurnExtension
+from webui.models import Conversation, Message
+from webui.turns import run_turn
+from webui.vault import read_vault
+
+pytestmark = pytest.mark.django_db
+
+BLOCK = '<memory soul="pippa" revision="r1">Alice likes tea.</memory>'
+
+
+class BlockAndSlot(TurnExtension):
+    name = "block-and-slot"
+
+    def memory_block(self, *, turn: TurnContext) -> str | None:
+        return BLOCK
+
+    def turn_slot_parts(self, *, turn: TurnContext) -> list[str]:
+        return [f"Background answer for {turn.user_message.content!r}"]
+
+
+def first_prompt(conversation: Conversation, text: str = "hello") -> Any:
+    message = Message.objects.create(conversation=conversation, role="user", content=text)
+    turn = TurnContext(conversation=conversation, user_message=message, first_turn=True)
+    return assemble_prompt(turn, now=datetime(2026, 12, 2, 9, 30, tzinfo=UTC))
+
+
+def test_system_is_vault_base_then_memory_block_then_viewer_disclosure(
+    conversation: Conversation, extension: Any
+) -> None:
+    extension(BlockAndSlot())
+
+    prompt = first_prompt(conversation)
+
+    vault = read_vault(conversation.soul.vault_path).text
+    assert prompt.system_sections == (
+        vault,
+        BLOCK,
+        "You are talking with Alice, a household member.",
+    )
+    assert (
+        prompt.system_text
+        == f"{vault}\n\n{BLOCK}\n\nYou are talking with Alice, a household member."
+    )
+
+
+def test_without_extensions_there_is_no_block_between_vault_and_disclosure(
+    conversation: Conversation,
+) -> None:
+    prompt = first_prompt(conversation)
+
+    vault = read_vault(conversation.soul.vault_path).text
+    assert prompt.system_text.startswith(vault + "\n\nYou are talking with Alice")
+
+
+def test_staff_viewer_is_disclosed_as_an_admin(make_conversation: Any, make_user: Any) -> None:
+    admin = make_user("bob", is_staff=True, first_name="Bob", last_name="Baker")
+
+    prompt = first_prompt(make_conversation(viewer=admin))
+
+    assert prompt.system_sections[-1] == "You are talking with Bob Baker, a household admin."
+
+
+def test_unattended_run_says_nobody_is_present(make_conversation: Any) -> None:
+    prompt = first_prompt(make_conversation(viewer=None, kind="job"))
+
+    assert prompt.system_sections[-1] == (
+        "No household member is present in this conversation: it is an unattended scheduled job."
+    )
+
+
+def test_per_turn_slot_holds_the_time_then_extension_parts(
+    conversation: Conversation, extension: Any
+) -> None:
+    extension(BlockAndSlot())
+
+    prompt = first_prompt(conversation, "hi")
+
+    assert prompt.user_text == "hi"
+    assert prompt.turn_slot == (
+        "Current time: Wednesday 02 December 2026, 09:30 (UTC).",
+        "Background answer for 'hi'",
+    )
+
+
+def test_a_failing_slot_extension_costs_only_its_own_part(
+    conversation: Conversation, extension: Any
+) -> None:
+    class Broken(TurnExtension):
+        def turn_slot_parts(self, *, turn: TurnContext) -> list[str]:
+            raise RuntimeError("boom")
+
+    extension(Broken())
+
+    prompt = first_prompt(conversation)
+
+    assert prompt.turn_slot == ("Current time: Wednesday 02 December 2026, 09:30 (UTC).",)
+
+
+def test_slot_text_is_never_written_to_a_message_row(
+    conversation: Conversation, extension: Any
+) -> None:
+    extension(BlockAndSlot())
+
+    run_turn(conversation=conversation, text="first")
+    run_turn(conversation=conversation, text="second")
+
+    for row in Message.objects.all():
+        stored = canonical_json([row.content, row.tool_uses, row.rounds])
+        assert "Background answer" not in stored
+        assert "Current time" not in stored
+
+
+def test_each_request_starts_with_the_previous_one_minus_its_slot(
+    conversation: Conversation,
+    extension: Any,
+    recording_tool: Any,
+    sent_requests: list[dict[str, Any]],
+) -> None:
+    extension(BlockAndSlot())
+    texts = ["hello", "remember tea ☕", "how are you?", "recall tea", "x" * 5000, "bye"]
+
+    for text in texts:
+        run_turn(conversation=conversation, text=text)
+
+    # Two of the turns take a tool round, so there are two more vessel calls than turns.
+    assert len(sent_requests) == len(texts) + 2
+    for earlier, later in zip(sent_requests, sent_requests[1:], strict=False):
+        assert canonical_json(earlier["system"]) == canonical_json(later["system"])
+        assert canonical_json(earlier["tools"]) == canonical_json(later["tools"])
+        stable = [dict(m) for m in earlier["messages"]]
+        same_turn = earlier["metadata"] == later["metadata"]
+        if not same_turn:
+            # The per-turn slot is the newest user message's second part: it drops out next turn.
+            newest = max(i for i, m in enumerate(stable) if m["role"] == "user")
+            assert len(stable[newest]["content"]) == 2
+            stable[newest]["content"] = stable[newest]["content"][:1]
+        prefix = later["messages"][: len(stable)]
+        assert [canonical_json(m) for m in prefix] == [canonical_json(m) for m in stable]
+
+
+def test_history_replays_tool_rounds_in_their_recorded_order(
+    conversation: Conversation, recording_tool: Any, sent_requests: list[dict[str, Any]]
+) -> None:
+
+    run_turn(conversation=conversation, text="remember I like tea")
+    run_turn(conversation=conversation, text="thanks")
+
+    roles = [m["role"] for m in sent_requests[-1]["messages"]]
+    assert roles == ["user", "assistant", "tool", "assistant", "user"]
+    call = sent_requests[-1]["messages"][1]["content"][0]
+    result = sent_requests[-1]["messages"][2]["content"][0]
+    assert call["type"] == "tool_call"
+    assert result["tool_call_id"] == call["id"]

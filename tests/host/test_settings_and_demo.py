@@ -1,0 +1,105 @@
+"""Settings from the environment, the production profile, and the demo household."""
+
+import os
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from webui.models import Soul, Vessel
+from webui.vault import read_vault
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PIPPA_"))}
+    environment.update(env)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_production_profile_passes_check_deploy_with_no_warnings() -> None:
+    result = manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        DJANGO_SETTINGS_MODULE="webui.settings_production",
+        DJANGO_SECRET_KEY="k" * 20 + "-production-secret-from-the-environment-0123456789",
+        DJANGO_ALLOWED_HOSTS="pippa.example.org",
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_profile_refuses_to_start_without_a_secret_key() -> None:
+    result = manage("check", DJANGO_SETTINGS_MODULE="webui.settings_production")
+
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY must be set" in result.stderr
+
+
+def test_the_development_profile_is_what_check_deploy_warns_about() -> None:
+    result = manage("check", "--deploy", "--fail-level", "WARNING")
+
+    assert result.returncode != 0
+    assert "security.W018" in result.stderr or "security.W009" in result.stderr
+
+
+def test_settings_come_from_the_environment() -> None:
+    result = manage(
+        "shell",
+        "-c",
+        "from django.conf import settings as s; print(s.DEBUG, s.ALLOWED_HOSTS, s.PIPPA_MEMORY)",
+        DJANGO_DEBUG="true",
+        DJANGO_ALLOWED_HOSTS="a.example,b.example",
+        PIPPA_MEMORY_ENABLED="false",
+        DATABASE_URL="sqlite:////tmp/never-created.sqlite3",
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert "True ['a.example', 'b.example'] {'ENABLED': False}" in result.stdout
+
+
+def test_sqlite_runs_in_wal_mode_with_a_busy_timeout() -> None:
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
+        pytest.skip(
+            "SQLite options apply to the SQLite run only; the PostgreSQL run checks its own"
+        )
+    options = settings.DATABASES["default"]["OPTIONS"]
+    assert "journal_mode=WAL" in options["init_command"]
+    assert "busy_timeout" in options["init_command"]
+    assert options["transaction_mode"] == "IMMEDIATE"
+
+
+@pytest.mark.django_db
+def test_load_demo_creates_a_household_ready_to_chat_and_prints_the_login() -> None:
+    out = StringIO()
+
+    call_command("load_demo", password="pw-for-the-test", stdout=out)
+    call_command("load_demo", password="pw-again", stdout=StringIO())
+
+    printed = out.getvalue()
+    assert "Username: demo" in printed
+    assert "Password: pw-for-the-test" in printed
+    member = get_user_model().objects.get(username="demo")
+    assert member.check_password("pw-again")
+    assert member.is_staff
+    soul = Soul.objects.get()
+    assert read_vault(soul.vault_path).text.startswith("## Identity")
+    vessel = Vessel.objects.get()
+    assert vessel.adapter == "offline"
+    assert vessel.enabled

@@ -1,0 +1,46 @@
+"""Run with ``--ds=tests.settings_host_only``: the host works with ``pippa_memory`` uninstalled.
+
+``make test`` runs this folder together with ``tests/host`` under those settings, so the whole host
+suite passes without the plug-in; these tests pin down that the plug-in really is absent.
+"""
+
+from typing import Any
+
+import pytest
+from django.apps import apps
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from webui.extensions import registered_extensions
+from webui.models import Conversation
+
+
+def test_the_plugin_is_not_installed() -> None:
+    assert not apps.is_installed("pippa_memory")
+    assert all(type(e).__module__.split(".")[0] != "pippa_memory" for e in registered_extensions())
+
+
+@pytest.mark.django_db
+def test_system_checks_pass_without_the_plugin() -> None:
+    call_command("check", fail_level="ERROR")
+
+
+@pytest.mark.django_db
+def test_chat_works_and_offers_no_tool(auth_client: APIClient, conversation: Conversation) -> None:
+    response = auth_client.post(
+        f"/api/conversations/{conversation.id}/messages/",
+        {"text": "remember I like tea"},
+        format="json",
+    )
+
+    assert response.status_code == 201
+    assert response.json()["assistant"]["tool_uses"] == []
+    assert "no memory tool" in response.json()["assistant"]["content"]
+    conversation.refresh_from_db()
+    assert conversation.offered_tools == []
+
+
+@pytest.fixture(autouse=True)
+def _require_host_only_settings(settings: Any) -> None:
+    if settings.SETTINGS_MODULE != "tests.settings_host_only":
+        pytest.fail("tests/host_only runs with --ds=tests.settings_host_only (see the Makefile)")

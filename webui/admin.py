@@ -1,0 +1,72 @@
+"""Admin for the host's models. Staff only, as the Django admin always is."""
+
+from django.contrib import admin
+
+from webui.models import Conversation, Message, Soul, Vessel
+from webui.vault import vault_problem
+
+
+@admin.register(Soul)
+class SoulAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "vault_path", "vault_status"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+
+    @admin.display(description="vault")
+    def vault_status(self, soul: Soul) -> str:
+        return vault_problem(soul.vault_path) or "readable"
+
+
+@admin.register(Vessel)
+class VesselAdmin(admin.ModelAdmin):
+    list_display = [
+        "name",
+        "slug",
+        "adapter",
+        "model",
+        "base_url",
+        "memory_tool_enabled",
+        "brain_priority",
+        "enabled",
+    ]
+    list_editable = ["memory_tool_enabled", "enabled"]
+    list_filter = ["adapter", "enabled", "memory_tool_enabled"]
+    search_fields = ["name", "slug", "model"]
+    prepopulated_fields = {"slug": ["name"]}
+
+
+class MessageInline(admin.TabularInline):
+    model = Message
+    fields = ["role", "content", "tool_uses", "usage", "vessel", "created_at"]
+    readonly_fields = ["created_at"]
+    extra = 0
+    ordering = ["sequence"]
+
+
+@admin.register(Conversation)
+class ConversationAdmin(admin.ModelAdmin):
+    list_display = [
+        "__str__",
+        "soul",
+        "vessel",
+        "viewer",
+        "kind",
+        "temporary",
+        "pinned_head",
+        "created_at",
+    ]
+    list_filter = ["kind", "temporary", "soul", "vessel", "created_at"]
+    search_fields = ["title", "id"]
+    readonly_fields = ["id", "created_at", "offered_tools"]
+    date_hierarchy = "created_at"
+    inlines = [MessageInline]
+
+
+@admin.register(Message)
+class MessageAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "conversation", "role", "vessel", "created_at"]
+    list_filter = ["role", "vessel", "created_at"]
+    search_fields = ["content"]
+    readonly_fields = ["id", "created_at", "sequence"]
+    raw_id_fields = ["conversation"]
+    date_hierarchy = "created_at"

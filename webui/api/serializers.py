@@ -1,0 +1,78 @@
+"""Serializers for conversations and messages."""
+
+from django.conf import settings
+from rest_framework import serializers
+
+from webui.models import Conversation, Message, Soul, Vessel
+
+
+class ConversationSerializer(serializers.ModelSerializer):
+    """A conversation; on create, the soul and vessel are named by slug."""
+
+    soul = serializers.SlugRelatedField(
+        slug_field="slug",
+        queryset=Soul.objects.all(),
+        error_messages={"does_not_exist": "No soul with the slug {value!r} exists."},
+    )
+    vessel = serializers.SlugRelatedField(
+        slug_field="slug",
+        queryset=Vessel.objects.all(),
+        error_messages={"does_not_exist": "No vessel with the slug {value!r} exists."},
+    )
+
+    class Meta:
+        model = Conversation
+        fields = [
+            "id",
+            "soul",
+            "vessel",
+            "title",
+            "temporary",
+            "kind",
+            "pinned_head",
+            "pinned_at",
+            "created_at",
+        ]
+        read_only_fields = ["id", "kind", "pinned_head", "pinned_at", "created_at"]
+        extra_kwargs = {"title": {"required": False}, "temporary": {"required": False}}
+
+    def validate_vessel(self, vessel: Vessel) -> Vessel:
+        if not vessel.enabled:
+            raise serializers.ValidationError(f"The vessel {vessel.slug!r} is switched off.")
+        return vessel
+
+
+class MessageSerializer(serializers.ModelSerializer):
+    """A stored message, as the chat page shows it."""
+
+    vessel = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = Message
+        fields = ["id", "role", "content", "tool_uses", "usage", "vessel", "created_at"]
+        read_only_fields = fields
+
+
+class StrictCharField(serializers.CharField):
+    """A text field that refuses numbers and booleans rather than quietly turning them into text."""
+
+    default_error_messages = {"invalid": "Must be a string of text."}
+
+    def to_internal_value(self, data: object) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class SendMessageSerializer(serializers.Serializer):
+    """What the household member sends: one message of text."""
+
+    text = StrictCharField(trim_whitespace=True, allow_blank=False)
+
+    def validate_text(self, text: str) -> str:
+        limit = settings.WEBUI["MAX_MESSAGE_CHARS"]
+        if len(text) > limit:
+            raise serializers.ValidationError(
+                f"A message may be at most {limit} characters; this one has {len(text)}."
+            )
+        return text

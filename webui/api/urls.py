@@ -1,0 +1,17 @@
+from django.urls import path
+
+from webui.api import views
+
+urlpatterns = [
+    path("conversations/", views.ConversationListView.as_view(), name="api-conversations"),
+    path(
+        "conversations/<uuid:conversation_id>/messages/",
+        views.MessageListView.as_view(),
+        name="api-messages",
+    ),
+    path(
+        "conversations/<uuid:conversation_id>/retry/",
+        views.RetryView.as_view(),
+        name="api-retry",
+    ),
+]

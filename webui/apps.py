@@ -1,0 +1,11 @@
+from django.apps import AppConfig
+
+
+class WebuiConfig(AppConfig):
+    """The host: souls, vessels, conversations, the turn service and the pages."""
+
+    name = "webui"
+    verbose_name = "Household WebUI"
+
+    def ready(self) -> None:
+        from webui import checks  # noqa: F401  (registers the system checks)

@@ -1,0 +1,113 @@
+"""Prompt assembly in the fixed order of DESIGN.md section 3.
+
+System: vault base, memory block (from extensions), viewer disclosure. Then the persisted history,
+then the newest user message, then the per-turn slot (the current time and extension parts). Only
+the slot differs from one turn to the next; everything else is rebuilt from stored rows.
+"""
+
+import logging
+from datetime import datetime
+
+from django.utils import timezone
+
+from webui.extensions import TurnContext, registered_extensions
+from webui.models import Conversation, Message
+from webui.prompt import HistoryMessage, Prompt, ToolRound, ToolUse
+from webui.vault import read_vault
+
+logger = logging.getLogger(__name__)
+
+
+def viewer_disclosure(conversation: Conversation) -> str:
+    """Who is talking, in words the soul reads after its vault and memory."""
+    viewer = conversation.viewer
+    if viewer is None:
+        kind = Conversation.Kind(conversation.kind).label.lower()
+        return f"No household member is present in this conversation: it is an unattended {kind}."
+    name = viewer.get_full_name() or viewer.get_username()
+    role = "a household admin" if viewer.is_staff else "a household member"
+    return f"You are talking with {name}, {role}."
+
+
+def current_time_part(now: datetime) -> str:
+    """The per-turn slot's clock line: changes every turn, so it never sits in the stable prefix."""
+    local = timezone.localtime(now)
+    return f"Current time: {local:%A %d %B %Y, %H:%M} ({local.tzname()})."
+
+
+def history_message(message: Message) -> HistoryMessage:
+    """A stored row as the adapters replay it; tool rounds rebuilt in their recorded order."""
+    if message.role == Message.Role.USER:
+        return HistoryMessage(id=str(message.id), role="user", text=message.content)
+    uses = {
+        use["id"]: ToolUse(
+            id=use["id"], name=use["name"], input=use.get("input", {}), output=use.get("output")
+        )
+        for use in message.tool_uses
+    }
+    rounds = []
+    for recorded in message.rounds:
+        rounds.append(
+            ToolRound(
+                text=recorded.get("text", ""),
+                tool_uses=tuple(uses[i] for i in recorded.get("tool_use_ids", []) if i in uses),
+            )
+        )
+    claimed = {use.id for tool_round in rounds for use in tool_round.tool_uses}
+    unclaimed = tuple(use for use_id, use in uses.items() if use_id not in claimed)
+    if unclaimed:
+        # A row written without its rounds (from the admin, say): replay its tool uses as one round.
+        rounds.append(ToolRound(text="", tool_uses=unclaimed))
+    return HistoryMessage(
+        id=str(message.id), role="assistant", text=message.content, rounds=tuple(rounds)
+    )
+
+
+def conversation_history(
+    conversation: Conversation, *, before: Message
+) -> tuple[HistoryMessage, ...]:
+    """Every stored message of ``conversation`` that comes before ``before``, oldest first."""
+    rows = Message.objects.filter(conversation=conversation, sequence__lt=before.sequence).order_by(
+        "sequence"
+    )
+    return tuple(history_message(row) for row in rows)
+
+
+def memory_blocks(turn: TurnContext) -> list[str]:
+    """The extensions' blocks for the front of the prompt, in registration order."""
+    blocks = []
+    for extension in registered_extensions():
+        block = extension.memory_block(turn=turn)
+        if block:
+            blocks.append(block)
+    return blocks
+
+
+def turn_slot(turn: TurnContext, *, now: datetime) -> tuple[str, ...]:
+    """The per-turn slot: the clock, then whatever the extensions add for this turn only."""
+    parts = [current_time_part(now)]
+    for extension in registered_extensions():
+        try:
+            parts.extend(part for part in extension.turn_slot_parts(turn=turn) if part)
+        except Exception:
+            # The slot is per turn and never stored, so a failing extension costs only its own part.
+            logger.exception("Extension %s failed to fill the per-turn slot", extension.name)
+    return tuple(parts)
+
+
+def assemble_prompt(turn: TurnContext, *, now: datetime | None = None) -> Prompt:
+    """The prompt for the turn answering ``turn.user_message``.
+
+    Raises :class:`webui.vault.VaultError` when the soul's vault cannot be read.
+    """
+    conversation = turn.conversation
+    vault = read_vault(conversation.soul.vault_path)
+    sections = (vault.text, *memory_blocks(turn), viewer_disclosure(conversation))
+    return Prompt(
+        conversation_id=str(conversation.id),
+        system_sections=sections,
+        history=conversation_history(conversation, before=turn.user_message),
+        user_text=turn.user_message.content,
+        turn_slot=turn_slot(turn, now=now or timezone.now()),
+        user_message_id=str(turn.user_message.id),
+    )

@@ -1,0 +1,33 @@
+"""System checks for the host: unreadable vaults are reported before anyone chats."""
+
+from typing import Any
+
+from django.core import checks
+from django.db import DatabaseError
+
+from webui.vault import vault_problem
+
+
+@checks.register()
+def check_soul_vaults(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``webui.W001``: a soul whose vault is missing or unreadable."""
+    from webui.models import Soul
+
+    try:
+        souls = list(Soul.objects.all())
+    except DatabaseError:
+        # Before the first migrate there is nothing to check.
+        return []
+    problems = []
+    for soul in souls:
+        problem = vault_problem(soul.vault_path)
+        if problem:
+            problems.append(
+                checks.Warning(
+                    f"{soul.name}'s vault cannot be read: {problem}",
+                    hint="Fix the soul's vault path in the admin, or restore the folder.",
+                    obj=soul,
+                    id="webui.W001",
+                )
+            )
+    return problems

@@ -1,0 +1,77 @@
+"""Named extension points through which a plug-in (such as ``pippa_memory``) reaches the turn.
+
+The host never imports a plug-in. A plug-in subclasses :class:`TurnExtension`, overrides the points
+it fills, and registers an instance from its ``AppConfig.ready()``. With no extension registered the
+host runs plain chat. Every point receives the :class:`TurnContext` of the turn in progress, whose
+``extras`` dict lets an extension carry its own state from one point to the next within one turn.
+"""
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from webui.models import Conversation, Message
+    from webui.prompt import ToolCall, ToolDefinition
+
+
+@dataclass
+class TurnContext:
+    """The turn in progress: its conversation, the newest user message, and whether it is the first."""
+
+    conversation: "Conversation"
+    user_message: "Message"
+    first_turn: bool
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+class TurnExtension:
+    """The contract a plug-in fills. Each method is one named extension point; defaults do nothing.
+
+    The points must not raise for reasons outside the host (a service being down, say): a plug-in is
+    absent-tolerant by promise. The host guards the per-turn slot and tool execution anyway.
+    """
+
+    #: A short name for logs and error messages.
+    name: str = "extension"
+
+    def memory_block(self, *, turn: TurnContext) -> str | None:
+        """Text placed after the vault base and before the viewer disclosure, or ``None``.
+
+        It must give the same bytes on every turn of a conversation: it sits at the front of the
+        prompt, where a change would invalidate the vessel's prompt cache for the whole conversation.
+        """
+        return None
+
+    def turn_slot_parts(self, *, turn: TurnContext) -> list[str]:
+        """Parts for this turn's per-turn slot: sent with this turn only, never persisted."""
+        return []
+
+    def tools(self, *, turn: TurnContext) -> list["ToolDefinition"]:
+        """Tools to offer. Asked once, at the conversation's first turn; the answer is then fixed."""
+        return []
+
+    def execute_tool(self, *, turn: TurnContext, call: "ToolCall") -> tuple[bool, Any]:
+        """Run ``call`` if this extension owns it: ``(True, output)``, else ``(False, None)``."""
+        return False, None
+
+    def turn_saved(self, *, turn: TurnContext, assistant_message: "Message") -> None:
+        """Called after the assistant row of the turn has been committed."""
+
+
+_registered: list[TurnExtension] = []
+
+
+def register_extension(extension: TurnExtension) -> None:
+    """Add ``extension`` to the turn; registering the same class twice replaces the earlier one."""
+    _registered[:] = [e for e in _registered if type(e) is not type(extension)]
+    _registered.append(extension)
+
+
+def unregister_extension(extension_class: type[TurnExtension]) -> None:
+    """Remove every registered extension of ``extension_class``."""
+    _registered[:] = [e for e in _registered if type(e) is not extension_class]
+
+
+def registered_extensions() -> tuple[TurnExtension, ...]:
+    """The registered extensions, in registration order."""
+    return tuple(_registered)

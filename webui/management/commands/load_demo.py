@@ -1,0 +1,69 @@
+"""``manage.py load_demo``: the demo household, ready to chat, with its login printed."""
+
+import secrets
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from webui.models import Soul, Vessel
+
+DEMO_USERNAME = "demo"
+
+
+class Command(BaseCommand):
+    help = (
+        "Create or refresh the demo household: a member (staff, so the admin is reachable), the soul "
+        "Pippa with the demo vault, and the offline vessel. Sets a fresh password and prints the login."
+    )
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--password",
+            help="Use this password for the demo member instead of a fresh random one.",
+        )
+        parser.add_argument(
+            "--url", default="http://127.0.0.1:8000", help="Where the WebUI is served."
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        password = options["password"] or secrets.token_urlsafe(9)
+        with transaction.atomic():
+            user, _ = get_user_model().objects.get_or_create(
+                username=DEMO_USERNAME, defaults={"first_name": "Demo", "last_name": "Member"}
+            )
+            user.is_staff = True
+            user.is_superuser = True
+            user.set_password(password)
+            user.save()
+            Soul.objects.update_or_create(
+                slug="pippa", defaults={"name": "Pippa", "vault_path": "demo/vaults/pippa"}
+            )
+            Vessel.objects.update_or_create(
+                slug="offline",
+                defaults={
+                    "name": "Offline",
+                    "adapter": Vessel.Adapter.OFFLINE,
+                    "model": "offline-1",
+                    "brain_priority": 100,
+                    "enabled": True,
+                },
+            )
+        url = options["url"].rstrip("/")
+        self.stdout.write(
+            self.style.SUCCESS(
+                "\n".join(
+                    [
+                        "",
+                        "Demo household ready.",
+                        f"  WebUI:    {url}/",
+                        f"  Log in:   {url}/accounts/login/",
+                        f"  Username: {DEMO_USERNAME}",
+                        f"  Password: {password}",
+                        f"  Admin:    {url}/admin/ (same login)",
+                        "",
+                    ]
+                )
+            )
+        )

@@ -1,0 +1,171 @@
+"""The household's data: souls, vessels, conversations and their messages."""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+
+class Soul(models.Model):
+    """A persona whose identity lives in an Obsidian vault folder."""
+
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=100)
+    vault_path = models.CharField(
+        max_length=500,
+        help_text="Folder of the soul's Obsidian vault; a relative path is read from the project folder.",
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Vessel(models.Model):
+    """One configured LLM backend: an adapter kind, a model, an endpoint and the env var of its key."""
+
+    class Adapter(models.TextChoices):
+        ANTHROPIC = "anthropic", "Anthropic Messages"
+        OPENAI = "openai", "OpenAI Chat Completions"
+        OPENAI_RESPONSES = "openai_responses", "OpenAI Responses"
+        GEMINI = "gemini", "Google Gemini"
+        OLLAMA = "ollama", "Ollama"
+        OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible server"
+        OFFLINE = "offline", "Offline (no network)"
+
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=100)
+    adapter = models.CharField(max_length=32, choices=Adapter.choices)
+    model = models.CharField(max_length=200, blank=True)
+    base_url = models.URLField(blank=True, help_text="Blank uses the provider's default endpoint.")
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Name of the environment variable that holds the API key (never the key itself).",
+    )
+    memory_tool_enabled = models.BooleanField(
+        default=True, help_text="Offer the memory tool in conversations started on this vessel."
+    )
+    brain_priority = models.IntegerField(
+        null=True,
+        blank=True,
+        help_text="Order in which the memory engine may borrow this vessel; blank means never.",
+    )
+    enabled = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Conversation(models.Model):
+    """A viewer talking with a soul through a vessel, or an unattended run (a job or a wake)."""
+
+    class Kind(models.TextChoices):
+        CHAT = "chat", "Chat"
+        JOB = "job", "Scheduled job"
+        WAKE = "wake", "Soul Stream wake"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    soul = models.ForeignKey(Soul, on_delete=models.PROTECT, related_name="conversations")
+    vessel = models.ForeignKey(Vessel, on_delete=models.PROTECT, related_name="conversations")
+    viewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="conversations",
+        help_text="The household member talking; empty for unattended runs.",
+    )
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.CHAT)
+    title = models.CharField(max_length=200, blank=True)
+    temporary = models.BooleanField(
+        default=False, help_text="A temporary chat: no memory pin, no memory tool, no events."
+    )
+    pinned_head = models.CharField(  # noqa: DJ001  (null = never pinned; "" is not a revision)
+        max_length=200,
+        null=True,
+        blank=True,
+        help_text="Memory revision pinned at the first turn; empty with a pin time means pinned absent.",
+    )
+    pinned_at = models.DateTimeField(null=True, blank=True)
+    offered_tools = models.JSONField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="Tool definitions fixed at the first turn, sent unchanged on every later turn.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.title or f"{self.soul} via {self.vessel} ({self.created_at:%Y-%m-%d %H:%M})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("conversation-detail", args=[self.id])
+
+
+def empty_usage() -> dict:
+    return {"input_tokens": 0, "output_tokens": 0, "cached_input_tokens": 0}
+
+
+class Message(models.Model):
+    """One user or assistant turn; an assistant row keeps its tool uses and the vessel's usage."""
+
+    class Role(models.TextChoices):
+        USER = "user", "User"
+        ASSISTANT = "assistant", "Assistant"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="messages"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField(blank=True)
+    tool_uses = models.JSONField(
+        default=list, blank=True, help_text='List of {"id", "name", "input", "output"}.'
+    )
+    rounds = models.JSONField(
+        default=list,
+        blank=True,
+        help_text=(
+            'Tool rounds in order, each {"text", "tool_use_ids"}: what the vessel said beside its tool '
+            "calls, kept so later turns replay the round byte for byte."
+        ),
+    )
+    usage = models.JSONField(default=empty_usage, blank=True)
+    vessel = models.ForeignKey(
+        Vessel, null=True, blank=True, on_delete=models.SET_NULL, related_name="messages"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # A monotonically increasing position inside the conversation; created_at alone can tie.
+    sequence = models.PositiveIntegerField(editable=False)
+
+    class Meta:
+        ordering = ["conversation", "sequence"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "sequence"], name="message_unique_sequence"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:60]}"
+
+    def save(self, *args, **kwargs) -> None:
+        """Give a new row the next position in its conversation before it is written."""
+        if self.sequence is None:
+            last = (
+                Message.objects.filter(conversation_id=self.conversation_id)
+                .aggregate(last=models.Max("sequence"))
+                .get("last")
+            )
+            self.sequence = (last or 0) + 1
+        super().save(*args, **kwargs)

@@ -1,0 +1,96 @@
+"""The assembled prompt, as every vessel adapter receives it.
+
+The order is fixed (DESIGN.md section 3): system sections (vault base, memory block, viewer
+disclosure), then the persisted history, then the newest user message, then the per-turn slot. The
+slot changes every turn and is never persisted; everything before it is rebuilt byte for byte from
+stored rows on every later turn.
+"""
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """A tool offered to the vessel; adapters render it in their provider's own format."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ToolDefinition":
+        return cls(
+            name=data["name"], description=data["description"], input_schema=data["input_schema"]
+        )
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call the vessel made: its id (the provider's, or a derived one), name and input."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    """A tool call together with the output it got, as persisted on the assistant row."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+    output: Any
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "input": self.input, "output": self.output}
+
+
+@dataclass(frozen=True)
+class ToolRound:
+    """One vessel call that asked for tools: the text it said beside them and the calls with results."""
+
+    text: str
+    tool_uses: tuple[ToolUse, ...]
+
+
+@dataclass(frozen=True)
+class HistoryMessage:
+    """A persisted turn. Assistant turns carry their tool rounds before their final text."""
+
+    id: str
+    role: Literal["user", "assistant"]
+    text: str
+    rounds: tuple[ToolRound, ...] = ()
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """Everything a vessel is sent for one call of a turn."""
+
+    conversation_id: str
+    system_sections: tuple[str, ...]
+    history: tuple[HistoryMessage, ...]
+    user_text: str
+    turn_slot: tuple[str, ...] = ()
+    # Tool rounds already taken in this turn; round n+1 extends round n.
+    current_rounds: tuple[ToolRound, ...] = field(default_factory=tuple)
+    # Id of the newest user message, for adapters that derive tool-call ids from it.
+    user_message_id: str = ""
+
+    @property
+    def system_text(self) -> str:
+        """The system prompt: the sections joined by blank lines, empty sections left out."""
+        return "\n\n".join(section for section in self.system_sections if section)
+
+    def with_round(self, tool_round: ToolRound) -> "Prompt":
+        """The same prompt with one more tool round of the current turn."""
+        return replace(self, current_rounds=(*self.current_rounds, tool_round))

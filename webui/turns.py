@@ -1,0 +1,190 @@
+"""The one turn service every vessel, page and API call goes through.
+
+A turn saves the user's message first (so a failure never loses it), assembles the prompt, calls
+the vessel, runs the tool calls it asks for in bounded rounds, and saves the assistant's row with
+its tool uses, rounds and usage. Failures come back as :class:`TurnError` with a code, words a
+person can act on, and the saved user message so the turn can be retried.
+"""
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from webui.assembly import assemble_prompt
+from webui.extensions import TurnContext, registered_extensions
+from webui.models import Conversation, Message
+from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound, ToolUse
+from webui.vault import VaultError
+from webui.vessels.base import VesselAdapter, normalised_usage
+from webui.vessels.errors import VesselError
+from webui.vessels.registry import adapter_for
+
+logger = logging.getLogger(__name__)
+
+TITLE_CHARS = 60
+
+
+@dataclass
+class TurnError(Exception):
+    """A turn could not be answered. The user's message, if any, is saved and can be retried."""
+
+    code: str
+    message: str
+    status: int = 502
+    details: dict[str, Any] = field(default_factory=dict)
+    user_message: Message | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """The two rows a successful turn leaves behind."""
+
+    user_message: Message
+    assistant_message: Message
+
+
+def append_message(*, conversation: Conversation, **fields: Any) -> Message:
+    """Save a message as the next one of ``conversation``, serialising writers on the row."""
+    with transaction.atomic():
+        Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+        return Message.objects.create(conversation=conversation, **fields)
+
+
+def save_user_message(*, conversation: Conversation, text: str) -> Message:
+    """Store what the household member said; a blank title becomes the start of the first message."""
+    message = append_message(conversation=conversation, role=Message.Role.USER, content=text)
+    if not conversation.title:
+        first_line = " ".join(text.split())
+        title = (
+            first_line if len(first_line) <= TITLE_CHARS else first_line[: TITLE_CHARS - 1] + "…"
+        )
+        Conversation.objects.filter(pk=conversation.pk, title="").update(title=title)
+        conversation.title = title
+    return message
+
+
+def run_turn(*, conversation: Conversation, text: str) -> TurnResult:
+    """Save ``text`` as the viewer's message and answer it."""
+    user_message = save_user_message(conversation=conversation, text=text)
+    return answer_user_message(conversation=conversation, user_message=user_message)
+
+
+def retry_turn(*, conversation: Conversation) -> TurnResult:
+    """Answer the conversation's last message again, if it is a user message still waiting."""
+    last = conversation.messages.order_by("-sequence").first()
+    if last is None or last.role != Message.Role.USER:
+        raise TurnError(
+            code="nothing_to_retry",
+            message="There is no unanswered message to retry in this conversation.",
+            status=409,
+        )
+    return answer_user_message(conversation=conversation, user_message=last)
+
+
+def decide_tools(turn: TurnContext) -> list[dict[str, Any]]:
+    """The tool definitions for the whole conversation, fixed at its first turn and stored."""
+    conversation = turn.conversation
+    if conversation.offered_tools is None:
+        definitions = [
+            tool.as_dict()
+            for extension in registered_extensions()
+            for tool in extension.tools(turn=turn)
+        ]
+        Conversation.objects.filter(pk=conversation.pk, offered_tools__isnull=True).update(
+            offered_tools=definitions
+        )
+        conversation.refresh_from_db(fields=["offered_tools"])
+    return conversation.offered_tools
+
+
+def execute_tool(turn: TurnContext, call: ToolCall) -> ToolUse:
+    """Run ``call`` through the extension that owns it; every failure becomes an error result."""
+    for extension in registered_extensions():
+        try:
+            handled, output = extension.execute_tool(turn=turn, call=call)
+        except Exception:
+            logger.exception("Tool %s failed in extension %s", call.name, extension.name)
+            handled = True
+            output = {"error": "tool_failed", "message": f"The {call.name} tool failed; carry on."}
+        if handled:
+            return ToolUse(id=call.id, name=call.name, input=call.input, output=output)
+    output = {"error": "unknown_tool", "message": f"No tool named {call.name!r} is available."}
+    return ToolUse(id=call.id, name=call.name, input=call.input, output=output)
+
+
+def run_vessel(
+    *, adapter: VesselAdapter, prompt: Prompt, tools: list[ToolDefinition], turn: TurnContext
+) -> tuple[str, list[ToolRound], dict[str, int]]:
+    """Call the vessel until it answers without tool calls, or the round limit is reached."""
+    max_rounds = settings.WEBUI["MAX_TOOL_ROUNDS"]
+    rounds: list[ToolRound] = []
+    usage = normalised_usage()
+    while True:
+        reply = adapter.complete(prompt=prompt, tools=tools)
+        for key, value in reply.usage.items():
+            usage[key] += value
+        if not reply.tool_calls:
+            return reply.text, rounds, usage
+        if len(rounds) >= max_rounds:
+            note = f"(I stopped after {max_rounds} rounds of tool calls without a final answer.)"
+            return "\n\n".join(part for part in (reply.text, note) if part), rounds, usage
+        tool_round = ToolRound(
+            text=reply.text, tool_uses=tuple(execute_tool(turn, call) for call in reply.tool_calls)
+        )
+        rounds.append(tool_round)
+        prompt = prompt.with_round(tool_round)
+
+
+def answer_user_message(*, conversation: Conversation, user_message: Message) -> TurnResult:
+    """Answer a saved user message: assemble, call the vessel, run tools, save the reply."""
+    turn = TurnContext(
+        conversation=conversation,
+        user_message=user_message,
+        first_turn=conversation.offered_tools is None,
+    )
+    try:
+        adapter = adapter_for(conversation.vessel)
+        tools = [ToolDefinition.from_dict(tool) for tool in decide_tools(turn)]
+        prompt = assemble_prompt(turn)
+        text, rounds, usage = run_vessel(adapter=adapter, prompt=prompt, tools=tools, turn=turn)
+    except VaultError as exc:
+        raise TurnError(
+            code="vault_unavailable",
+            message=f"{conversation.soul.name}'s vault cannot be read: {exc} Ask an admin to fix it.",
+            status=503,
+            user_message=user_message,
+        ) from exc
+    except VesselError as exc:
+        logger.warning("Vessel %s failed (%s): %s", conversation.vessel.slug, exc.code, exc.message)
+        raise TurnError(
+            code=exc.code,
+            message=f"{conversation.vessel.name} could not answer: {exc.message}",
+            status=502,
+            details={"vessel": conversation.vessel.slug, **exc.details},
+            user_message=user_message,
+        ) from exc
+    tool_uses = [use.as_dict() for tool_round in rounds for use in tool_round.tool_uses]
+    recorded_rounds = [
+        {"text": r.text, "tool_use_ids": [use.id for use in r.tool_uses]} for r in rounds
+    ]
+    assistant_message = append_message(
+        conversation=conversation,
+        role=Message.Role.ASSISTANT,
+        content=text,
+        tool_uses=tool_uses,
+        rounds=recorded_rounds,
+        usage=usage,
+        vessel=conversation.vessel,
+    )
+    for extension in registered_extensions():
+        try:
+            extension.turn_saved(turn=turn, assistant_message=assistant_message)
+        except Exception:
+            logger.exception("Extension %s failed after the turn was saved", extension.name)
+    return TurnResult(user_message=user_message, assistant_message=assistant_message)

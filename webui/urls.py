@@ -1,0 +1,23 @@
+"""URLs of the household WebUI."""
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from webui import views
+
+urlpatterns = [
+    path("", views.conversation_list, name="conversation-list"),
+    path("conversations/new/", views.conversation_new, name="conversation-new"),
+    path(
+        "conversations/<uuid:conversation_id>/",
+        views.conversation_detail,
+        name="conversation-detail",
+    ),
+    path("vessels/", views.vessel_list, name="vessel-list"),
+    path("vessels/<slug:slug>/memory-tool/", views.vessel_memory_tool, name="vessel-memory-tool"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("api/", include("webui.api.urls")),
+    path("admin/", admin.site.urls),
+]

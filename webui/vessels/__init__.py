@@ -1,0 +1,1 @@
+"""Vessel adapters: one module per provider behind the contract in :mod:`webui.vessels.base`."""

@@ -1,0 +1,54 @@
+"""One exception family for everything that can go wrong when a vessel is called."""
+
+from typing import Any
+
+
+class VesselError(Exception):
+    """A vessel call failed.
+
+    ``code`` is our own short name for the cause (``rate_limited``, ``timeout``, ``auth_failed``...),
+    ``retryable`` says whether trying again may help, and ``details`` keeps what the provider said
+    (its status and error code) so the cause can be traced.
+    """
+
+    code = "vessel_error"
+    retryable = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        retryable: bool | None = None,
+        status: int | None = None,
+        provider_code: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        if retryable is not None:
+            self.retryable = retryable
+        self.status = status
+        self.provider_code = provider_code
+        self.retry_after = retry_after
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """What a caller may show: our code's context, never a secret."""
+        details: dict[str, Any] = {"retryable": self.retryable}
+        if self.status is not None:
+            details["status"] = self.status
+        if self.provider_code:
+            details["provider_code"] = self.provider_code
+        if self.retry_after is not None:
+            details["retry_after"] = self.retry_after
+        return details
+
+
+class VesselConfigurationError(VesselError):
+    """The vessel is not set up to be called (unknown adapter, missing key, disabled)."""
+
+    code = "not_configured"
+    retryable = False

@@ -1,0 +1,125 @@
+"""The offline vessel: deterministic, no network, no key.
+
+It exists so the whole turn, tool loop included, can run and be tested with nothing outside the
+machine. A message starting ``remember``, ``recall`` or ``ask`` makes it call the ``memory`` tool with
+that verb and the rest of the text, then answer from the tool's result; anything else gets a short
+reply that depends only on the message.
+"""
+
+import hashlib
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from webui.canonical import canonical_json
+from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound
+from webui.vessels.base import VesselAdapter, VesselReply, normalised_usage
+
+VERB_MESSAGE = re.compile(r"\A\s*(remember|recall|ask)\s+(\S.*)\Z", re.IGNORECASE | re.DOTALL)
+MEMORY_TOOL = "memory"
+
+
+def _text_part(text: str) -> dict[str, str]:
+    return {"type": "text", "text": text}
+
+
+def _round_messages(tool_round: ToolRound) -> list[dict[str, Any]]:
+    calls = [
+        {"type": "tool_call", "id": use.id, "name": use.name, "input": use.input}
+        for use in tool_round.tool_uses
+    ]
+    results = [
+        {"type": "tool_result", "tool_call_id": use.id, "output": canonical_json(use.output)}
+        for use in tool_round.tool_uses
+    ]
+    text = [_text_part(tool_round.text)] if tool_round.text else []
+    return [{"role": "assistant", "content": text + calls}, {"role": "tool", "content": results}]
+
+
+class OfflineAdapter(VesselAdapter):
+    """A vessel that answers on this machine, the same way every time."""
+
+    adapter_name = "offline"
+    requires_api_key = False
+
+    def build_request(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
+        messages: list[dict[str, Any]] = []
+        for message in prompt.history:
+            if message.role == "user":
+                messages.append({"role": "user", "content": [_text_part(message.text)]})
+                continue
+            for tool_round in message.rounds:
+                messages.extend(_round_messages(tool_round))
+            messages.append({"role": "assistant", "content": [_text_part(message.text)]})
+        newest = [_text_part(prompt.user_text)]
+        if prompt.turn_slot:
+            newest.append(_text_part("\n\n".join(prompt.turn_slot)))
+        messages.append({"role": "user", "content": newest})
+        for tool_round in prompt.current_rounds:
+            messages.extend(_round_messages(tool_round))
+        return {
+            "model": self.vessel.model or "offline",
+            "system": prompt.system_text,
+            "tools": [tool.as_dict() for tool in tools],
+            "messages": messages,
+            # Not sent anywhere; kept so the answer can derive stable tool-call ids.
+            "metadata": {"user_message_id": prompt.user_message_id},
+        }
+
+    def send(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Answer ``request`` on this machine, deterministically."""
+        last = request["messages"][-1]
+        tool_names = {tool["name"] for tool in request["tools"]}
+        if last["role"] == "tool":
+            text = self._answer_from_results(request)
+            calls: list[dict[str, Any]] = []
+        else:
+            user_text = last["content"][0]["text"]
+            text, calls = self._answer_user(user_text, tool_names, request)
+        prompt_chars = len(canonical_json(request))
+        return {
+            "text": text,
+            "tool_calls": calls,
+            "usage": {"input_tokens": prompt_chars // 4, "output_tokens": len(text) // 4},
+        }
+
+    def parse_response(self, response: dict[str, Any]) -> VesselReply:
+        calls = tuple(
+            ToolCall(id=call["id"], name=call["name"], input=call["input"])
+            for call in response["tool_calls"]
+        )
+        return VesselReply(
+            text=response["text"], tool_calls=calls, usage=normalised_usage(**response["usage"])
+        )
+
+    def _answer_user(
+        self, user_text: str, tool_names: set[str], request: dict[str, Any]
+    ) -> tuple[str, list[dict[str, Any]]]:
+        match = VERB_MESSAGE.match(user_text)
+        if not match:
+            snippet = " ".join(user_text.split())
+            if len(snippet) > 200:
+                snippet = snippet[:199] + "…"
+            return f"(offline) I heard: “{snippet}”", []
+        verb, text = match.group(1).lower(), match.group(2).strip()
+        if MEMORY_TOOL not in tool_names:
+            return (
+                f"(offline) I have no memory tool in this conversation, so I cannot {verb} that.",
+                [],
+            )
+        seed = f"{request['metadata']['user_message_id']}:{len(request['messages'])}"
+        call_id = "offline_" + hashlib.sha256(seed.encode()).hexdigest()[:16]
+        call = {"id": call_id, "name": MEMORY_TOOL, "input": {"verb": verb, "text": text}}
+        return "", [call]
+
+    def _answer_from_results(self, request: dict[str, Any]) -> str:
+        messages = request["messages"]
+        calls = {
+            part["id"]: part for part in messages[-2]["content"] if part.get("type") == "tool_call"
+        }
+        lines = []
+        for result in messages[-1]["content"]:
+            call = calls.get(result["tool_call_id"], {})
+            verb = call.get("input", {}).get("verb", "")
+            lines.append(f"(offline) {call.get('name', 'tool')} {verb}: {result['output']}")
+        return "\n".join(lines)

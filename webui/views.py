@@ -1,0 +1,74 @@
+"""Server-rendered pages for household members. Thin: forms in, one service or query call, out."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from webui.api.serializers import MessageSerializer
+from webui.forms import MemoryToolForm, NewConversationForm
+from webui.models import Conversation, Vessel
+from webui.selectors import conversations_for
+from webui.vault import vault_problem
+
+
+@login_required
+def conversation_list(request: HttpRequest) -> HttpResponse:
+    conversations = conversations_for(request.user).select_related("soul", "vessel")
+    return render(request, "webui/conversation_list.html", {"conversations": conversations})
+
+
+@login_required
+def conversation_new(request: HttpRequest) -> HttpResponse:
+    form = NewConversationForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        conversation = Conversation.objects.create(
+            soul=form.cleaned_data["soul"],
+            vessel=form.cleaned_data["vessel"],
+            title=form.cleaned_data["title"],
+            temporary=form.cleaned_data["temporary"],
+            viewer=request.user,
+            kind=Conversation.Kind.CHAT,
+        )
+        return redirect(conversation)
+    return render(request, "webui/conversation_new.html", {"form": form})
+
+
+@login_required
+def conversation_detail(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    conversation = get_object_or_404(
+        conversations_for(request.user).select_related("soul", "vessel"), pk=conversation_id
+    )
+    rows = conversation.messages.select_related("vessel").order_by("sequence")
+    history = MessageSerializer(rows, many=True).data
+    last_unanswered = bool(rows) and rows.last().role == "user"
+    context = {
+        "conversation": conversation,
+        "history": history,
+        "vault_problem": vault_problem(conversation.soul.vault_path),
+        "last_unanswered": last_unanswered,
+    }
+    return render(request, "webui/conversation_detail.html", context)
+
+
+@login_required
+def vessel_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "webui/vessel_list.html", {"vessels": Vessel.objects.all()})
+
+
+@login_required
+@require_POST
+def vessel_memory_tool(request: HttpRequest, slug: str) -> HttpResponse:
+    vessel = get_object_or_404(Vessel, slug=slug)
+    form = MemoryToolForm(request.POST)
+    if form.is_valid():
+        vessel.memory_tool_enabled = form.cleaned_data["memory_tool_enabled"]
+        vessel.save(update_fields=["memory_tool_enabled"])
+        state = "on" if vessel.memory_tool_enabled else "off"
+        messages.success(
+            request,
+            f"The memory tool is now {state} for {vessel.name}. "
+            "It applies to conversations started from now on.",
+        )
+    return redirect("vessel-list")
