@@ -10,6 +10,7 @@ import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.db import connection
 
 from webui.models import Soul, Vessel
 from webui.vault import read_vault
@@ -74,15 +75,18 @@ def test_settings_come_from_the_environment() -> None:
     assert "True ['a.example', 'b.example'] {'ENABLED': False}" in result.stdout
 
 
-def test_sqlite_runs_in_wal_mode_with_a_busy_timeout() -> None:
-    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
-        pytest.skip(
-            "SQLite options apply to the SQLite run only; the PostgreSQL run checks its own"
-        )
-    options = settings.DATABASES["default"]["OPTIONS"]
-    assert "journal_mode=WAL" in options["init_command"]
-    assert "busy_timeout" in options["init_command"]
-    assert options["transaction_mode"] == "IMMEDIATE"
+@pytest.mark.django_db
+def test_the_suite_runs_on_the_database_database_url_names() -> None:
+    url = os.environ.get("DATABASE_URL", "sqlite://")
+    expected = "postgresql" if url.startswith(("postgres://", "postgresql://")) else "sqlite"
+
+    assert connection.vendor == expected
+    if expected == "sqlite":
+        # The web server and the worker share the file: WAL, a busy timeout, IMMEDIATE writers.
+        options = settings.DATABASES["default"]["OPTIONS"]
+        assert "journal_mode=WAL" in options["init_command"]
+        assert "busy_timeout" in options["init_command"]
+        assert options["transaction_mode"] == "IMMEDIATE"
 
 
 @pytest.mark.django_db
