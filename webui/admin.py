@@ -1,9 +1,12 @@
 """Admin for the host's models. Staff only, as the Django admin always is."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from webui.models import Conversation, Message, Soul, Vessel
 from webui.vault import vault_problem
+from webui.vessels.connection import check_connection, key_status
 
 
 @admin.register(Soul)
@@ -25,6 +28,7 @@ class VesselAdmin(admin.ModelAdmin):
         "adapter",
         "model",
         "base_url",
+        "key",
         "memory_tool_enabled",
         "brain_priority",
         "enabled",
@@ -33,6 +37,18 @@ class VesselAdmin(admin.ModelAdmin):
     list_filter = ["adapter", "enabled", "memory_tool_enabled"]
     search_fields = ["name", "slug", "model"]
     prepopulated_fields = {"slug": ["name"]}
+    actions = ["run_connection_test"]
+
+    @admin.display(description="key")
+    def key(self, vessel: Vessel) -> str:
+        return key_status(vessel)
+
+    @admin.action(description="Test connection (one small real call)")
+    def run_connection_test(self, request: HttpRequest, queryset: QuerySet[Vessel]) -> None:
+        for vessel in queryset:
+            outcome = check_connection(vessel)
+            level = messages.SUCCESS if outcome.ok else messages.ERROR
+            self.message_user(request, outcome.summary, level)
 
 
 class MessageInline(admin.TabularInline):

@@ -41,7 +41,11 @@ def history_message(message: Message) -> HistoryMessage:
         return HistoryMessage(id=str(message.id), role="user", text=message.content)
     uses = {
         use["id"]: ToolUse(
-            id=use["id"], name=use["name"], input=use.get("input", {}), output=use.get("output")
+            id=use["id"],
+            name=use["name"],
+            input=use.get("input", {}),
+            output=use.get("output"),
+            meta=use.get("meta") or {},
         )
         for use in message.tool_uses
     }

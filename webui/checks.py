@@ -6,6 +6,7 @@ from django.core import checks
 from django.db import DatabaseError
 
 from webui.vault import vault_problem
+from webui.vessels.registry import vessel_problem
 
 
 @checks.register()
@@ -31,3 +32,24 @@ def check_soul_vaults(app_configs: Any = None, **kwargs: Any) -> list[checks.Che
                 )
             )
     return problems
+
+
+@checks.register()
+def check_vessels(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``webui.W002``: an enabled vessel that cannot be called (no key, no endpoint, no adapter)."""
+    from webui.models import Vessel
+
+    try:
+        vessels = list(Vessel.objects.filter(enabled=True))
+    except DatabaseError:
+        return []
+    return [
+        checks.Warning(
+            problem,
+            hint="Set the environment variable or fix the vessel in the admin, then restart.",
+            obj=vessel,
+            id="webui.W002",
+        )
+        for vessel in vessels
+        if (problem := vessel_problem(vessel))
+    ]

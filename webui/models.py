@@ -1,8 +1,10 @@
 """The household's data: souls, vessels, conversations and their messages."""
 
+import os
 import uuid
 
 from django.conf import settings
+from django.core.validators import MinValueValidator, URLValidator
 from django.db import models
 from django.urls import reverse
 
@@ -40,7 +42,13 @@ class Vessel(models.Model):
     name = models.CharField(max_length=100)
     adapter = models.CharField(max_length=32, choices=Adapter.choices)
     model = models.CharField(max_length=200, blank=True)
-    base_url = models.URLField(blank=True, help_text="Blank uses the provider's default endpoint.")
+    # A CharField with a URL validator: local servers are plain http, and a scheme is required.
+    base_url = models.CharField(
+        max_length=200,
+        blank=True,
+        validators=[URLValidator(schemes=["http", "https"])],
+        help_text="Blank uses the provider's default endpoint.",
+    )
     api_key_env = models.CharField(
         max_length=100,
         blank=True,
@@ -55,12 +63,42 @@ class Vessel(models.Model):
         help_text="Order in which the memory engine may borrow this vessel; blank means never.",
     )
     enabled = models.BooleanField(default=True)
+    max_output_tokens = models.PositiveIntegerField(
+        default=1024, help_text="Longest answer, in tokens, the vessel is asked for."
+    )
+    connect_timeout = models.FloatField(
+        validators=[MinValueValidator(0.1)],
+        default=5.0,
+        help_text="Seconds to wait for the provider to accept the connection.",
+    )
+    read_timeout = models.FloatField(
+        validators=[MinValueValidator(0.1)],
+        default=60.0,
+        help_text="Seconds to wait for each read from the provider.",
+    )
+    deadline = models.FloatField(
+        validators=[MinValueValidator(0.1)],
+        default=120.0,
+        help_text="Seconds one call may take in all, retries included; a slow drip is cut off here.",
+    )
+    max_retries = models.PositiveSmallIntegerField(
+        default=2, help_text="Retries after a failure that may pass (rate limit, overload, 5xx)."
+    )
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def api_key(self) -> str:
+        """The key from the environment variable the vessel names; empty when unset."""
+        return os.environ.get(self.api_key_env, "") if self.api_key_env else ""
+
+    @property
+    def api_key_present(self) -> bool:
+        return bool(self.api_key)
 
 
 class Conversation(models.Model):

@@ -34,11 +34,16 @@ class ToolDefinition:
 
 @dataclass(frozen=True)
 class ToolCall:
-    """A tool call the vessel made: its id (the provider's, or a derived one), name and input."""
+    """A tool call the vessel made: its id (the provider's, or a derived one), name and input.
+
+    ``meta`` keeps what the provider needs to see again when the call is replayed (Gemini's
+    ``thoughtSignature``, say); it is empty for most providers.
+    """
 
     id: str
     name: str
     input: dict[str, Any]
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -49,9 +54,13 @@ class ToolUse:
     name: str
     input: dict[str, Any]
     output: Any
+    meta: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "input": self.input, "output": self.output}
+        data = {"id": self.id, "name": self.name, "input": self.input, "output": self.output}
+        if self.meta:
+            data["meta"] = self.meta
+        return data
 
 
 @dataclass(frozen=True)

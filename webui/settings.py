@@ -127,6 +127,9 @@ WEBUI = {
     "MAX_TOOL_ROUNDS": env.int("WEBUI_MAX_TOOL_ROUNDS", default=4),
     # Longest user message the API accepts, in characters.
     "MAX_MESSAGE_CHARS": env.int("WEBUI_MAX_MESSAGE_CHARS", default=20000),
+    # Full-jitter backoff between retries of a vessel call: uniform(0, min(max, base * 2**n)).
+    "VESSEL_RETRY_BASE_DELAY": env.float("WEBUI_VESSEL_RETRY_BASE_DELAY", default=0.5),
+    "VESSEL_RETRY_MAX_DELAY": env.float("WEBUI_VESSEL_RETRY_MAX_DELAY", default=8.0),
 }
 
 # The memory plug-in. One flag closes every seam on this side; the rest arrives with later features.

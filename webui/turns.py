@@ -113,9 +113,10 @@ def execute_tool(turn: TurnContext, call: ToolCall) -> ToolUse:
             handled = True
             output = {"error": "tool_failed", "message": f"The {call.name} tool failed; carry on."}
         if handled:
-            return ToolUse(id=call.id, name=call.name, input=call.input, output=output)
-    output = {"error": "unknown_tool", "message": f"No tool named {call.name!r} is available."}
-    return ToolUse(id=call.id, name=call.name, input=call.input, output=output)
+            break
+    else:
+        output = {"error": "unknown_tool", "message": f"No tool named {call.name!r} is available."}
+    return ToolUse(id=call.id, name=call.name, input=call.input, output=output, meta=call.meta)
 
 
 def run_vessel(

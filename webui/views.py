@@ -11,6 +11,8 @@ from webui.forms import MemoryToolForm, NewConversationForm
 from webui.models import Conversation, Vessel
 from webui.selectors import conversations_for
 from webui.vault import vault_problem
+from webui.vessels.connection import check_connection, key_status
+from webui.vessels.registry import vessel_problem
 
 
 @login_required
@@ -54,7 +56,20 @@ def conversation_detail(request: HttpRequest, conversation_id: str) -> HttpRespo
 
 @login_required
 def vessel_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "webui/vessel_list.html", {"vessels": Vessel.objects.all()})
+    rows = [
+        {"vessel": vessel, "key_status": key_status(vessel), "problem": vessel_problem(vessel)}
+        for vessel in Vessel.objects.all()
+    ]
+    return render(request, "webui/vessel_list.html", {"rows": rows})
+
+
+@login_required
+@require_POST
+def vessel_test_connection(request: HttpRequest, slug: str) -> HttpResponse:
+    vessel = get_object_or_404(Vessel, slug=slug)
+    outcome = check_connection(vessel)
+    (messages.success if outcome.ok else messages.error)(request, outcome.summary)
+    return redirect("vessel-list")
 
 
 @login_required

@@ -26,7 +26,10 @@ class FailingAdapter(VesselAdapter):
             provider_code="overloaded_error",
         )
 
-    def parse_response(self, response: Any) -> VesselReply:  # pragma: no cover - never reached
+    def with_json_mode(self, request: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        return request
+
+    def parse_response(self, response: Any, *, prompt: Prompt) -> VesselReply:  # pragma: no cover
         raise AssertionError
 
 
@@ -44,7 +47,10 @@ class ToolHungryAdapter(VesselAdapter):
         type(self).calls += 1
         return request
 
-    def parse_response(self, response: Any) -> VesselReply:
+    def with_json_mode(self, request: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        return request
+
+    def parse_response(self, response: Any, *, prompt: Prompt) -> VesselReply:
         call = ToolCall(
             id=f"call-{response['rounds']}",
             name="memory",

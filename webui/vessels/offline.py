@@ -6,14 +6,13 @@ that verb and the rest of the text, then answer from the tool's result; anything
 reply that depends only on the message.
 """
 
-import hashlib
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from webui.canonical import canonical_json
 from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound
-from webui.vessels.base import VesselAdapter, VesselReply, normalised_usage
+from webui.vessels.base import VesselAdapter, VesselReply, derived_call_id, normalised_usage
 
 VERB_MESSAGE = re.compile(r"\A\s*(remember|recall|ask)\s+(\S.*)\Z", re.IGNORECASE | re.DOTALL)
 MEMORY_TOOL = "memory"
@@ -34,6 +33,30 @@ def _round_messages(tool_round: ToolRound) -> list[dict[str, Any]]:
     ]
     text = [_text_part(tool_round.text)] if tool_round.text else []
     return [{"role": "assistant", "content": text + calls}, {"role": "tool", "content": results}]
+
+
+def example_for(schema: dict[str, Any]) -> Any:
+    """The simplest value that fits ``schema``: first enum value, minimum, required fields only."""
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type", "object")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object":
+        properties = schema.get("properties", {})
+        required = schema.get("required", list(properties))
+        return {name: example_for(properties.get(name, {})) for name in required}
+    if kind == "array":
+        return [example_for(schema.get("items", {})) for _ in range(schema.get("minItems", 0))]
+    if kind == "string":
+        return "x" * schema.get("minLength", 0)
+    if kind in ("number", "integer"):
+        return schema.get("minimum", 0)
+    if kind == "boolean":
+        return False
+    return None
 
 
 class OfflineAdapter(VesselAdapter):
@@ -57,25 +80,32 @@ class OfflineAdapter(VesselAdapter):
         messages.append({"role": "user", "content": newest})
         for tool_round in prompt.current_rounds:
             messages.extend(_round_messages(tool_round))
-        return {
+        request: dict[str, Any] = {
             "model": self.vessel.model or "offline",
             "system": prompt.system_text,
-            "tools": [tool.as_dict() for tool in tools],
             "messages": messages,
-            # Not sent anywhere; kept so the answer can derive stable tool-call ids.
-            "metadata": {"user_message_id": prompt.user_message_id},
         }
+        if tools:
+            request["tools"] = [tool.as_dict() for tool in tools]
+        return request
+
+    def with_json_mode(
+        self, request: dict[str, Any], *, schema: dict[str, Any], schema_name: str
+    ) -> dict[str, Any]:
+        return {**request, "response_format": {"name": schema_name, "schema": schema}}
 
     def send(self, request: dict[str, Any]) -> dict[str, Any]:
         """Answer ``request`` on this machine, deterministically."""
         last = request["messages"][-1]
-        tool_names = {tool["name"] for tool in request["tools"]}
-        if last["role"] == "tool":
+        tool_names = {tool["name"] for tool in request.get("tools", [])}
+        calls: list[dict[str, Any]] = []
+        if "response_format" in request:
+            text = canonical_json(example_for(request["response_format"]["schema"]))
+        elif last["role"] == "tool":
             text = self._answer_from_results(request)
-            calls: list[dict[str, Any]] = []
         else:
             user_text = last["content"][0]["text"]
-            text, calls = self._answer_user(user_text, tool_names, request)
+            text, calls = self._answer_user(user_text, tool_names)
         prompt_chars = len(canonical_json(request))
         return {
             "text": text,
@@ -83,17 +113,17 @@ class OfflineAdapter(VesselAdapter):
             "usage": {"input_tokens": prompt_chars // 4, "output_tokens": len(text) // 4},
         }
 
-    def parse_response(self, response: dict[str, Any]) -> VesselReply:
+    def parse_response(self, response: dict[str, Any], *, prompt: Prompt) -> VesselReply:
         calls = tuple(
-            ToolCall(id=call["id"], name=call["name"], input=call["input"])
-            for call in response["tool_calls"]
+            ToolCall(id=derived_call_id(prompt, index), name=call["name"], input=call["input"])
+            for index, call in enumerate(response["tool_calls"])
         )
         return VesselReply(
             text=response["text"], tool_calls=calls, usage=normalised_usage(**response["usage"])
         )
 
     def _answer_user(
-        self, user_text: str, tool_names: set[str], request: dict[str, Any]
+        self, user_text: str, tool_names: set[str]
     ) -> tuple[str, list[dict[str, Any]]]:
         match = VERB_MESSAGE.match(user_text)
         if not match:
@@ -107,10 +137,7 @@ class OfflineAdapter(VesselAdapter):
                 f"(offline) I have no memory tool in this conversation, so I cannot {verb} that.",
                 [],
             )
-        seed = f"{request['metadata']['user_message_id']}:{len(request['messages'])}"
-        call_id = "offline_" + hashlib.sha256(seed.encode()).hexdigest()[:16]
-        call = {"id": call_id, "name": MEMORY_TOOL, "input": {"verb": verb, "text": text}}
-        return "", [call]
+        return "", [{"name": MEMORY_TOOL, "input": {"verb": verb, "text": text}}]
 
     def _answer_from_results(self, request: dict[str, Any]) -> str:
         messages = request["messages"]

@@ -1,0 +1,236 @@
+"""One contract, seven adapters: every vessel runs the same turns, renders the tool in its own
+format, replays tool rounds in its own shapes, keeps its requests byte-stable, and answers in
+structured mode with tools off. Providers are mocked with ``responses`` using their documented
+payloads (see ``vessel_kits.py``); the offline vessel answers itself."""
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import responses
+
+from webui.canonical import canonical_json
+from webui.models import Conversation, Soul, Vessel
+from webui.prompt import Prompt
+from webui.turns import run_turn
+from webui.vessels.offline import OfflineAdapter
+from webui.vessels.registry import adapter_for
+
+from .conftest import RECORDING_TOOL
+from .vessel_kits import ALL_KITS, Kit, strip_cache_markers, strip_slot
+
+pytestmark = pytest.mark.django_db
+
+TURNS = [
+    "hello",
+    "remember Zoë likes crème brûlée 🍮",
+    "what did I just say?",
+    "recall dessert",
+    "Long one: " + "the quick brown fox jumps over the lazy dog. " * 120,
+    "ask when is the party?",
+    "日本語のテキストも大丈夫？",
+    'quotes "double" and \\backslashes\\ and \ttabs',
+    "remember the spare key is under the blue pot",
+    "emoji 👩‍👩‍👧‍👦 family",
+    "recall key",
+    "line one\nline two\n\nline four",
+    "ask who feeds the cat on Sundays?",
+    "numbers 1.0 1e3 0.1+0.2",
+    "remember Ada's birthday is 10 December",
+    "right-to-left: مرحبا",
+    "recall birthday",
+    "short",
+    'remember {"json": "inside text"}',
+    "<b>html</b> & entities",
+    "recall nothing-matches-this",
+    "goodbye",
+]
+
+
+class Provider:
+    """The mocked provider behind one kit, and the request bodies it was sent."""
+
+    def __init__(self, kit: Kit, rsps: responses.RequestsMock | None, captured: list[Any]) -> None:
+        self.kit = kit
+        self.rsps = rsps
+        self.captured = captured
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        if self.rsps is None:
+            return self.captured
+        return [json.loads(call.request.body) for call in self.rsps.calls]
+
+
+@pytest.fixture(params=ALL_KITS, ids=lambda k: k.adapter)
+def kit(request: pytest.FixtureRequest) -> Kit:
+    return request.param()
+
+
+@pytest.fixture
+def vessel(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> Vessel:
+    if kit.key_env:
+        monkeypatch.setenv(kit.key_env, "sk-test-SECRET")
+    return Vessel.objects.create(
+        slug=kit.adapter.replace("_", "-"),
+        name=kit.adapter,
+        adapter=kit.adapter,
+        model=kit.model,
+        base_url=kit.base_url,
+        api_key_env=kit.key_env or "",
+    )
+
+
+@pytest.fixture
+def provider(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> Iterator[Provider]:
+    if kit.adapter == "offline":
+        captured: list[Any] = []
+        original = OfflineAdapter.send
+
+        def send(self: OfflineAdapter, request: dict[str, Any]) -> Any:
+            captured.append(request)
+            return original(self, request)
+
+        monkeypatch.setattr(OfflineAdapter, "send", send)
+        yield Provider(kit, None, captured)
+        return
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+        kit.serve(rsps)
+        yield Provider(kit, rsps, [])
+
+
+@pytest.fixture
+def chat(soul: Soul, vessel: Vessel, user: Any, recording_tool: Any) -> Conversation:
+    return Conversation.objects.create(soul=soul, vessel=vessel, viewer=user)
+
+
+class TestAdapterContract:
+    """What every one of the seven adapters promises."""
+
+    def test_a_plain_turn_saves_the_reply_and_normalised_usage(
+        self, chat: Conversation, provider: Provider
+    ) -> None:
+        result = run_turn(conversation=chat, text="hello")
+
+        reply = result.assistant_message
+        assert reply.content in ("Echo: hello", "(offline) I heard: “hello”")
+        assert set(reply.usage) == {"input_tokens", "output_tokens", "cached_input_tokens"}
+        assert reply.usage["input_tokens"] > 0
+        assert len(provider.requests) == 1
+
+    def test_the_memory_tool_is_rendered_in_the_providers_format(
+        self, chat: Conversation, provider: Provider
+    ) -> None:
+        run_turn(conversation=chat, text="hello")
+
+        request = provider.requests[0]
+        assert provider.kit.tool_names(request) == ["memory"]
+        assert provider.kit.tool_schema(request) == RECORDING_TOOL.input_schema
+
+    def test_a_tool_call_runs_and_its_result_is_replayed_in_the_providers_shape(
+        self, chat: Conversation, provider: Provider, recording_tool: Any
+    ) -> None:
+        result = run_turn(conversation=chat, text="remember Zoë likes tea")
+
+        assert len(recording_tool.calls) == 1
+        assert recording_tool.calls[0].input == {"verb": "remember", "text": "Zoë likes tea"}
+        use = result.assistant_message.tool_uses[0]
+        assert use["output"] == {"echo": "Zoë likes tea", "verb": "remember"}
+        assert use["id"]
+        assert "Zoë likes tea" in result.assistant_message.content
+        assert len(provider.requests) == 2
+        if provider.kit.adapter != "offline":
+            _, results = provider.kit.last_turn(provider.requests[1])
+            assert results == [{"echo": "Zoë likes tea", "verb": "remember"}]
+
+    def test_tool_call_ids_replay_identically_in_later_turns(
+        self, chat: Conversation, provider: Provider
+    ) -> None:
+        run_turn(conversation=chat, text="recall tea")
+        run_turn(conversation=chat, text="thanks")
+
+        tool_round = provider.requests[1][provider.kit.messages_key]
+        later = provider.requests[2][provider.kit.messages_key]
+        stable, removed = strip_slot(strip_cache_markers(tool_round))
+        assert removed == 1
+        assert strip_cache_markers(later[: len(stable)]) == stable
+
+    def test_requests_are_byte_stable_from_turn_to_turn(
+        self, chat: Conversation, provider: Provider
+    ) -> None:
+        boundaries = []
+        for text in TURNS:
+            boundaries.append(len(provider.requests))
+            run_turn(conversation=chat, text=text)
+        boundaries.append(len(provider.requests))
+        requests = [strip_cache_markers(r) for r in provider.requests]
+        key = provider.kit.messages_key
+        tool_turns = sum(1 for t in TURNS if t.split()[0] in ("remember", "recall", "ask"))
+        assert len(requests) == len(TURNS) + tool_turns
+
+        def head(request: dict[str, Any]) -> str:
+            return canonical_json({k: v for k, v in request.items() if k != key})
+
+        # System text, tool definitions and settings never move.
+        assert len({head(r) for r in requests}) == 1
+        for turn in range(len(TURNS)):
+            first, last = boundaries[turn], boundaries[turn + 1] - 1
+            # Within a turn, each tool round extends the previous call, slot and all.
+            for index in range(first, last):
+                earlier = requests[index][key]
+                later = requests[index + 1][key]
+                assert [canonical_json(m) for m in later[: len(earlier)]] == [
+                    canonical_json(m) for m in earlier
+                ]
+            if turn + 1 == len(TURNS):
+                break
+            # Across turns, only the per-turn slot drops out.
+            stable, removed = strip_slot(requests[last][key])
+            assert removed == 1
+            following = requests[boundaries[turn + 1]][key]
+            assert [canonical_json(m) for m in following[: len(stable)]] == [
+                canonical_json(m) for m in stable
+            ]
+            assert len(following) > len(stable)
+
+    def test_structured_mode_sends_no_tools_and_returns_the_object(
+        self, kit: Kit, vessel: Vessel, provider: Provider
+    ) -> None:
+        schema = {
+            "type": "object",
+            "properties": {"choice": {"type": "string", "enum": ["tea", "coffee"]}},
+            "required": ["choice"],
+            "additionalProperties": False,
+        }
+        if provider.rsps is not None:
+            provider.rsps.replace(responses.POST, kit.url, json=kit.text_body('{"choice": "tea"}'))
+        prompt = Prompt(
+            conversation_id="brain-1",
+            system_sections=("Decide.",),
+            history=(),
+            user_text="Tea or coffee?",
+            user_message_id="m1",
+        )
+
+        reply = adapter_for(vessel).complete_structured(
+            prompt=prompt, schema=schema, schema_name="decide"
+        )
+
+        assert reply.data == {"choice": "tea"}
+        request = provider.requests[0]
+        assert kit.tool_names(request) == []
+        assert "tools" not in request
+        assert schema in json_values(request)
+
+
+def json_values(value: Any) -> list[Any]:
+    """Every dict and list nested in ``value``, to find the schema wherever the provider puts it."""
+    found = [value]
+    if isinstance(value, dict):
+        for item in value.values():
+            found.extend(json_values(item))
+    elif isinstance(value, list):
+        for item in value:
+            found.extend(json_values(item))
+    return found

@@ -1,0 +1,427 @@
+"""What the six HTTP adapters promise beyond the shared contract: authentication, timeouts,
+normalised usage with cache hits, one error family with retries that may help and none that
+cannot, a total deadline over a real socket, and clear words when structured output is not JSON."""
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import responses
+from django.core import checks
+
+from webui.models import Vessel
+from webui.prompt import Prompt, ToolDefinition
+from webui.vessels import http
+from webui.vessels.errors import VesselConfigurationError, VesselError
+from webui.vessels.registry import adapter_for
+
+from .vessel_kits import HTTP_KITS, USAGE, Kit
+
+pytestmark = pytest.mark.django_db
+
+PROMPT = Prompt(
+    conversation_id="3f1c2d4e-0000-4000-8000-000000000001",
+    system_sections=("You are Pippa.",),
+    history=(),
+    user_text="hello",
+    turn_slot=("Current time: now.",),
+    user_message_id="m1",
+)
+TOOL = ToolDefinition(name="memory", description="d", input_schema={"type": "object"})
+
+
+@pytest.fixture(params=HTTP_KITS, ids=lambda k: k.adapter)
+def kit(request: pytest.FixtureRequest) -> Kit:
+    return request.param()
+
+
+@pytest.fixture
+def vessel(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> Vessel:
+    if kit.key_env:
+        monkeypatch.setenv(kit.key_env, "sk-test-SECRET")
+    return Vessel.objects.create(
+        slug="v",
+        name="Test vessel",
+        adapter=kit.adapter,
+        model=kit.model,
+        base_url=kit.base_url,
+        api_key_env=kit.key_env or "",
+        connect_timeout=2.5,
+        read_timeout=7.0,
+        deadline=30.0,
+        max_retries=2,
+    )
+
+
+@pytest.fixture
+def slept(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Delays the retry loop asked for, recorded instead of waited out."""
+    delays: list[float] = []
+    monkeypatch.setattr(http, "sleep", delays.append)
+    return delays
+
+
+@pytest.fixture
+def rsps() -> Iterator[responses.RequestsMock]:
+    with responses.RequestsMock() as mock:
+        yield mock
+
+
+class TestHTTPAdapterContract:
+    def test_the_call_is_authenticated_and_bounded_in_time(
+        self, kit: Kit, vessel: Vessel, rsps: responses.RequestsMock
+    ) -> None:
+        kit.queue(rsps, 200, kit.text_body("hi"))
+
+        adapter_for(vessel).complete(prompt=PROMPT, tools=[TOOL])
+
+        call = rsps.calls[0]
+        assert call.request.url == kit.url
+        assert kit.auth_ok(call.request.headers)
+        assert call.request.headers["Content-Type"] == "application/json"
+        assert call.request.req_kwargs["timeout"] == (2.5, 7.0)
+        # The body on the wire is canonical JSON: sorted keys, real Unicode, compact.
+        body = json.loads(call.request.body)
+        assert (
+            call.request.body
+            == json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+        )
+
+    def test_usage_is_normalised_with_cached_tokens(
+        self, kit: Kit, vessel: Vessel, rsps: responses.RequestsMock
+    ) -> None:
+        kit.queue(rsps, 200, kit.text_body("hi"))
+
+        reply = adapter_for(vessel).complete(prompt=PROMPT, tools=[])
+
+        expected_cached = 0 if kit.adapter == "ollama" else USAGE["cached"]
+        assert reply.usage == {
+            "input_tokens": USAGE["prompt"],
+            "output_tokens": USAGE["output"],
+            "cached_input_tokens": expected_cached,
+        }
+
+    @pytest.mark.parametrize(
+        ("kind", "retryable"),
+        [
+            ("rate_limited", True),
+            ("overloaded", True),
+            ("server_error", True),
+            ("auth_failed", False),
+            ("forbidden", False),
+            ("bad_request", False),
+        ],
+    )
+    def test_each_error_class_maps_to_one_family_with_its_retry_verdict(
+        self,
+        kit: Kit,
+        vessel: Vessel,
+        rsps: responses.RequestsMock,
+        slept: list[float],
+        kind: str,
+        retryable: bool,
+    ) -> None:
+        status, body, headers = kit.error(kind)
+        for _ in range(3 if retryable else 1):
+            kit.queue(rsps, status, body, **headers)
+
+        with pytest.raises(VesselError) as caught:
+            adapter_for(vessel).complete(prompt=PROMPT, tools=[])
+
+        error = caught.value
+        assert error.code == kind
+        assert error.retryable is retryable
+        assert error.status == status
+        assert f"HTTP {status}" in error.message
+        # The provider's own words are kept.
+        assert any(words in error.message for words in provider_messages(body))
+        assert len(rsps.calls) == (3 if retryable else 1)
+        assert "sk-test-SECRET" not in error.message
+
+    def test_retry_after_is_honoured_and_a_later_success_is_returned(
+        self, kit: Kit, vessel: Vessel, rsps: responses.RequestsMock, slept: list[float]
+    ) -> None:
+        status, body, headers = kit.error("rate_limited")
+        kit.queue(rsps, status, body, **headers)
+        kit.queue(rsps, 200, kit.text_body("after the wait"))
+
+        reply = adapter_for(vessel).complete(prompt=PROMPT, tools=[])
+
+        assert reply.text == "after the wait"
+        assert slept == [3.0]
+
+    def test_backoff_without_retry_after_is_jittered_and_capped(
+        self, kit: Kit, vessel: Vessel, rsps: responses.RequestsMock, slept: list[float]
+    ) -> None:
+        status, body, _ = kit.error("server_error")
+        kit.queue(rsps, status, body)
+        kit.queue(rsps, status, body)
+        kit.queue(rsps, 200, kit.text_body("third time"))
+
+        assert adapter_for(vessel).complete(prompt=PROMPT, tools=[]).text == "third time"
+        assert len(slept) == 2
+        assert 0 <= slept[0] <= 0.5
+        assert 0 <= slept[1] <= 1.0
+
+    def test_a_timeout_is_retryable_and_then_reported(
+        self, kit: Kit, vessel: Vessel, rsps: responses.RequestsMock, slept: list[float]
+    ) -> None:
+        import requests
+
+        for _ in range(3):
+            rsps.add(responses.POST, kit.url, body=requests.exceptions.ReadTimeout("slow"))
+
+        with pytest.raises(VesselError) as caught:
+            adapter_for(vessel).complete(prompt=PROMPT, tools=[])
+
+        assert caught.value.code == "timeout"
+        assert caught.value.retryable is True
+        assert len(rsps.calls) == 3
+
+    def test_a_refused_connection_is_reported_in_plain_words(
+        self, kit: Kit, vessel: Vessel, rsps: responses.RequestsMock, slept: list[float]
+    ) -> None:
+        import requests
+
+        for _ in range(3):
+            rsps.add(responses.POST, kit.url, body=requests.exceptions.ConnectionError("refused"))
+
+        with pytest.raises(VesselError) as caught:
+            adapter_for(vessel).complete(prompt=PROMPT, tools=[])
+
+        assert caught.value.code == "connection_failed"
+        assert "could not be reached" in caught.value.message
+
+    def test_a_redirect_is_never_followed(
+        self, kit: Kit, vessel: Vessel, rsps: responses.RequestsMock
+    ) -> None:
+        rsps.add(
+            responses.POST, kit.url, status=301, headers={"Location": "https://elsewhere.test/"}
+        )
+
+        with pytest.raises(VesselError) as caught:
+            adapter_for(vessel).complete(prompt=PROMPT, tools=[])
+
+        assert caught.value.code == "unexpected_redirect"
+        assert len(rsps.calls) == 1
+
+    def test_a_body_that_is_not_json_is_a_clear_error(
+        self, kit: Kit, vessel: Vessel, rsps: responses.RequestsMock
+    ) -> None:
+        rsps.add(responses.POST, kit.url, body="<html>gateway</html>", status=200)
+
+        with pytest.raises(VesselError) as caught:
+            adapter_for(vessel).complete(prompt=PROMPT, tools=[])
+
+        assert caught.value.code == "bad_response"
+        assert "<html>gateway</html>" in caught.value.message
+
+    @pytest.mark.parametrize("answer", ["Sure! I pick tea.", '{"choice": "tea"', '["tea"]'])
+    def test_structured_mode_reports_what_came_back_when_it_is_not_a_json_object(
+        self, kit: Kit, vessel: Vessel, rsps: responses.RequestsMock, answer: str
+    ) -> None:
+        kit.queue(rsps, 200, kit.text_body(answer))
+
+        with pytest.raises(VesselError) as caught:
+            adapter_for(vessel).complete_structured(
+                prompt=PROMPT, schema={"type": "object"}, schema_name="decide"
+            )
+
+        assert caught.value.code == "invalid_json"
+        assert repr(answer) in caught.value.message or answer[:20] in caught.value.message
+
+
+def provider_messages(body: Any) -> list[str]:
+    """The longer strings in an error body: the provider's message is one of them."""
+    if isinstance(body, dict):
+        return [m for v in body.values() for m in provider_messages(v)]
+    return [body] if isinstance(body, str) and len(body) > 8 else []
+
+
+def test_quota_exhausted_is_not_retried(
+    rsps: responses.RequestsMock, slept: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from .vessel_kits import OpenAIKit
+
+    kit = OpenAIKit()
+    monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")
+    vessel = Vessel.objects.create(
+        slug="o", name="OpenAI", adapter="openai", model="m", api_key_env="TEST_PROVIDER_KEY"
+    )
+    status, body, headers = kit.error("quota_exhausted")
+    kit.queue(rsps, status, body, **headers)
+
+    with pytest.raises(VesselError) as caught:
+        adapter_for(vessel).complete(prompt=PROMPT, tools=[])
+
+    assert caught.value.code == "quota_exhausted"
+    assert caught.value.retryable is False
+    assert caught.value.provider_code == "insufficient_quota"
+    assert slept == []
+
+
+@pytest.mark.parametrize("adapter", ["anthropic", "openai", "openai_responses", "gemini"])
+def test_a_missing_key_is_a_configuration_error_and_a_system_check(
+    adapter: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NOT_SET_ANYWHERE_KEY", raising=False)
+    vessel = Vessel.objects.create(
+        slug="k", name="Keyless", adapter=adapter, model="m", api_key_env="NOT_SET_ANYWHERE_KEY"
+    )
+
+    with pytest.raises(VesselConfigurationError) as caught:
+        adapter_for(vessel)
+
+    assert "NOT_SET_ANYWHERE_KEY, which is not set" in caught.value.message
+    found = [m for m in checks.run_checks() if m.id == "webui.W002"]
+    assert [m.obj for m in found] == [vessel]
+
+
+def test_an_openai_compatible_vessel_needs_a_base_url() -> None:
+    vessel = Vessel.objects.create(slug="l", name="Local", adapter="openai_compatible", model="m")
+
+    with pytest.raises(VesselConfigurationError) as caught:
+        adapter_for(vessel)
+
+    assert "needs a base URL" in caught.value.message
+
+
+def test_anthropic_marks_the_stable_prefix_for_its_cache(
+    rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from .vessel_kits import AnthropicKit
+
+    kit = AnthropicKit()
+    monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")
+    vessel = Vessel.objects.create(
+        slug="a", name="Claude", adapter="anthropic", model="m", api_key_env="TEST_PROVIDER_KEY"
+    )
+    kit.queue(rsps, 200, kit.text_body("hi"))
+
+    adapter_for(vessel).complete(prompt=PROMPT, tools=[TOOL])
+
+    request = json.loads(rsps.calls[0].request.body)
+    assert request["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    newest = request["messages"][-1]["content"]
+    # The breakpoint sits on the user's own text, before the per-turn slot that drops out.
+    assert newest[0] == {"type": "text", "text": "hello", "cache_control": {"type": "ephemeral"}}
+    assert newest[1] == {"type": "text", "text": "Current time: now."}
+    assert request["max_tokens"] == vessel.max_output_tokens
+
+
+@pytest.mark.parametrize("adapter", ["openai", "openai_responses", "openai_compatible"])
+def test_openai_family_requests_carry_the_conversation_as_prompt_cache_key(
+    adapter: str, rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from .vessel_kits import OpenAICompatibleKit, OpenAIKit, OpenAIResponsesKit
+
+    kit = {"openai": OpenAIKit, "openai_responses": OpenAIResponsesKit}.get(
+        adapter, OpenAICompatibleKit
+    )()
+    monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")
+    vessel = Vessel.objects.create(
+        slug="o",
+        name="O",
+        adapter=adapter,
+        model="m",
+        base_url=kit.base_url,
+        api_key_env=kit.key_env or "",
+    )
+    kit.queue(rsps, 200, kit.text_body("hi"))
+
+    adapter_for(vessel).complete(prompt=PROMPT, tools=[])
+
+    assert json.loads(rsps.calls[0].request.body)["prompt_cache_key"] == PROMPT.conversation_id
+
+
+def test_gemini_sends_the_thought_signature_back_and_derives_stable_ids(
+    rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from webui.prompt import ToolRound, ToolUse
+
+    from .vessel_kits import GeminiKit
+
+    kit = GeminiKit()
+    monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")
+    vessel = Vessel.objects.create(
+        slug="g", name="G", adapter="gemini", model=kit.model, api_key_env="TEST_PROVIDER_KEY"
+    )
+    call = {"id": "toolu_0001", "name": "memory", "input": {"verb": "recall", "text": "tea"}}
+    kit.queue(rsps, 200, kit.call_body(call))
+    kit.queue(rsps, 200, kit.call_body(call))
+    adapter = adapter_for(vessel)
+
+    first = adapter.complete(prompt=PROMPT, tools=[TOOL]).tool_calls[0]
+    again = adapter.complete(prompt=PROMPT, tools=[TOOL]).tool_calls[0]
+
+    assert first.id == again.id
+    assert first.meta == {"thought_signature": "CiQBVKhc7oJ80001"}
+    use = ToolUse(id=first.id, name="memory", input=first.input, output={"ok": 1}, meta=first.meta)
+    replay = adapter.build_request(
+        prompt=PROMPT.with_round(ToolRound(text="", tool_uses=(use,))), tools=[TOOL]
+    )
+    assert replay["contents"][-2]["parts"][0]["thoughtSignature"] == "CiQBVKhc7oJ80001"
+    assert replay["contents"][-1]["parts"][0]["functionResponse"] == {
+        "name": "memory",
+        "response": {"ok": 1},
+    }
+
+
+# --- the total deadline, over a real socket --------------------------------------------------
+
+
+@pytest.fixture
+def dripping_server() -> Iterator[str]:
+    """A real HTTP server on loopback that sends its headers, then one byte every 0.2 s."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(10)
+    stop = threading.Event()
+
+    def serve() -> None:
+        try:
+            connection, _ = listener.accept()
+        except OSError:
+            return
+        with connection:
+            connection.recv(65536)
+            connection.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+            )
+            while not stop.is_set():
+                try:
+                    connection.sendall(b" ")
+                except OSError:
+                    return
+                time.sleep(0.2)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    stop.set()
+    listener.close()
+    thread.join(timeout=5)
+
+
+def test_a_server_that_drips_bytes_is_cut_off_at_the_deadline(dripping_server: str) -> None:
+    vessel = Vessel.objects.create(
+        slug="drip",
+        name="Drip",
+        adapter="openai_compatible",
+        model="m",
+        base_url=dripping_server,
+        read_timeout=5.0,
+        deadline=1.0,
+        max_retries=0,
+    )
+
+    with pytest.raises(VesselError) as caught:
+        adapter_for(vessel).complete(prompt=PROMPT, tools=[])
+
+    # Each byte arrives well inside the 5 s read timeout and the body would take hours, so only
+    # the total deadline can have ended the call.
+    assert caught.value.code == "timeout"
+    assert "within 1 seconds" in caught.value.message

@@ -1,0 +1,156 @@
+"""Vessels as the household sees them: adapter, model, endpoint, whether the key is present (never
+the key), a "test connection" that makes one small real call, and a vessel added in the admin that
+can be talked through once its key is set."""
+
+from typing import Any
+
+import pytest
+import responses
+from django.test import Client
+from rest_framework.test import APIClient
+
+from webui.models import Soul, Vessel
+
+from .vessel_kits import AnthropicKit
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "sk-ant-a-very-secret-key-0123456789"
+
+
+@pytest.fixture
+def staff_client(make_user: Any) -> Client:
+    client = Client()
+    client.force_login(make_user("root", is_staff=True, is_superuser=True))
+    return client
+
+
+@pytest.fixture
+def claude(monkeypatch: pytest.MonkeyPatch) -> Vessel:
+    monkeypatch.setenv("HOUSEHOLD_ANTHROPIC_KEY", SECRET)
+    return Vessel.objects.create(
+        slug="claude",
+        name="Claude",
+        adapter="anthropic",
+        model="claude-sonnet-4-5",
+        api_key_env="HOUSEHOLD_ANTHROPIC_KEY",
+    )
+
+
+def test_the_vessel_page_shows_key_presence_but_never_the_key(
+    staff_client: Client, claude: Vessel, offline_vessel: Vessel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    page = staff_client.get("/vessels/").content.decode()
+
+    assert "Anthropic Messages" in page
+    assert "claude-sonnet-4-5" in page
+    assert "provider default" in page
+    assert "key present in HOUSEHOLD_ANTHROPIC_KEY" in page
+    assert "no key needed" in page
+    assert SECRET not in page
+
+    monkeypatch.delenv("HOUSEHOLD_ANTHROPIC_KEY")
+    page = staff_client.get("/vessels/").content.decode()
+    assert "key missing: set HOUSEHOLD_ANTHROPIC_KEY" in page
+    assert "HOUSEHOLD_ANTHROPIC_KEY, which is not set" in page
+
+
+def test_the_admin_list_shows_key_presence_but_never_the_key(
+    staff_client: Client, claude: Vessel
+) -> None:
+    page = staff_client.get("/admin/webui/vessel/").content.decode()
+
+    assert "key present in HOUSEHOLD_ANTHROPIC_KEY" in page
+    assert SECRET not in page
+
+
+@responses.activate
+def test_test_connection_makes_one_small_call_and_says_how_it_went(
+    staff_client: Client, claude: Vessel
+) -> None:
+    kit = AnthropicKit()
+    kit.queue(responses, 200, kit.text_body("ok"))
+
+    response = staff_client.post("/vessels/claude/test/", follow=True)
+
+    assert len(responses.calls) == 1
+    assert b'"tools"' not in responses.calls[0].request.body
+    text = response.content.decode()
+    assert "Claude answered in" in text
+    assert "“ok”" in text
+
+
+@responses.activate
+def test_test_connection_reports_a_failure_in_plain_words(
+    staff_client: Client, claude: Vessel
+) -> None:
+    kit = AnthropicKit()
+    status, body, _ = kit.error("auth_failed")
+    kit.queue(responses, status, body)
+
+    text = staff_client.post("/vessels/claude/test/", follow=True).content.decode()
+
+    assert "Claude failed: Anthropic answered HTTP 401: Anthropic says auth_failed" in text
+    assert SECRET not in text
+
+
+@responses.activate
+def test_the_admin_action_tests_connections(staff_client: Client, claude: Vessel) -> None:
+    kit = AnthropicKit()
+    kit.queue(responses, 200, kit.text_body("ok"))
+
+    response = staff_client.post(
+        "/admin/webui/vessel/",
+        {"action": "run_connection_test", "_selected_action": [claude.pk]},
+        follow=True,
+    )
+
+    assert "Claude answered in" in response.content.decode()
+
+
+@responses.activate
+def test_a_vessel_added_in_the_admin_can_be_talked_through_once_its_key_is_set(
+    staff_client: Client, soul: Soul, user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    response = staff_client.post(
+        "/admin/webui/vessel/add/",
+        {
+            "slug": "claude",
+            "name": "Claude",
+            "adapter": "anthropic",
+            "model": "claude-sonnet-4-5",
+            "base_url": "",
+            "api_key_env": "HOUSEHOLD_ANTHROPIC_KEY",
+            "memory_tool_enabled": "on",
+            "brain_priority": "",
+            "enabled": "on",
+            "max_output_tokens": "1024",
+            "connect_timeout": "5",
+            "read_timeout": "60",
+            "deadline": "120",
+            "max_retries": "2",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    api = APIClient()
+    api.force_login(user)
+    conversation = api.post(
+        "/api/conversations/", {"soul": "pippa", "vessel": "claude"}, format="json"
+    ).json()
+    url = f"/api/conversations/{conversation['id']}/messages/"
+
+    monkeypatch.delenv("HOUSEHOLD_ANTHROPIC_KEY", raising=False)
+    refused = api.post(url, {"text": "hello"}, format="json")
+    assert refused.status_code == 502
+    assert refused.json()["error"]["code"] == "not_configured"
+    assert "HOUSEHOLD_ANTHROPIC_KEY" in refused.json()["error"]["message"]
+    assert len(responses.calls) == 0
+
+    monkeypatch.setenv("HOUSEHOLD_ANTHROPIC_KEY", SECRET)
+    kit = AnthropicKit()
+    kit.queue(responses, 200, kit.text_body("Hello from Claude"))
+    answered = api.post(f"/api/conversations/{conversation['id']}/retry/", {}, format="json")
+
+    assert answered.status_code == 201
+    assert answered.json()["assistant"]["content"] == "Hello from Claude"
+    assert responses.calls[0].request.headers["x-api-key"] == SECRET

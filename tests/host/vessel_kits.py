@@ -1,0 +1,511 @@
+"""One kit per adapter: provider payloads shaped as each provider documents them, a scripted
+"brain" that answers like the offline vessel would (a verb message calls the memory tool, a tool
+result gets a reply, anything else an echo), and readers for the requests the adapter sent.
+
+The payloads follow ``../shared/reference/providers.md`` and the providers' API references.
+"""
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import responses
+
+VERB = re.compile(r"\A\s*(remember|recall|ask)\s+(\S.*)\Z", re.IGNORECASE | re.DOTALL)
+SLOT_PREFIX = "Current time:"
+USAGE = {"prompt": 1200, "cached": 1024, "output": 17}
+
+
+def brain(user_text: str | None, results: list[Any], counter: list[int]) -> dict[str, Any]:
+    """What the scripted provider says: ``{"text"}`` or ``{"call": {id, name, input}}``."""
+    if results:
+        return {"text": "Done: " + json.dumps(results, sort_keys=True, ensure_ascii=False)}
+    match = VERB.match(user_text or "")
+    if match:
+        counter[0] += 1
+        verb, text = match.group(1).lower(), match.group(2).strip()
+        return {
+            "call": {
+                "id": f"toolu_{counter[0]:04d}",
+                "name": "memory",
+                "input": {"verb": verb, "text": text},
+            }
+        }
+    return {"text": f"Echo: {user_text}"}
+
+
+def strip_cache_markers(value: Any) -> Any:
+    """The request with Anthropic's ``cache_control`` markers set aside (they move each turn)."""
+    if isinstance(value, dict):
+        return {k: strip_cache_markers(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [strip_cache_markers(v) for v in value]
+    return value
+
+
+def strip_slot(messages: list[Any]) -> tuple[list[Any], int]:
+    """``messages`` without the per-turn slot, and how many slot parts were removed."""
+    removed = 0
+    kept = []
+    for message in messages:
+        content_key = next((k for k in ("content", "parts") if k in message), None)
+        content = message.get(content_key) if content_key else None
+        if isinstance(content, str) and content.startswith(SLOT_PREFIX):
+            removed += 1
+            continue
+        if isinstance(content, list):
+            parts = [
+                p
+                for p in content
+                if not (isinstance(p, dict) and str(p.get("text", "")).startswith(SLOT_PREFIX))
+            ]
+            removed += len(content) - len(parts)
+            message = {**message, content_key: parts}
+        kept.append(message)
+    return kept, removed
+
+
+class Kit:
+    """The parts of a provider a contract test needs."""
+
+    adapter: str
+    model = "test-model"
+    base_url = ""
+    key_env: str | None = "TEST_PROVIDER_KEY"
+    url: str
+    messages_key = "messages"
+    has_ids = True
+
+    # -- answers -------------------------------------------------------------------------------
+    def text_body(self, text: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def call_body(self, call: dict[str, Any], text: str = "") -> dict[str, Any]:
+        raise NotImplementedError
+
+    def error(self, kind: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """``(status, body, headers)`` for an error class, in the provider's shape."""
+        raise NotImplementedError
+
+    # -- reading requests ------------------------------------------------------------------------
+    def last_turn(self, request: dict[str, Any]) -> tuple[str | None, list[Any]]:
+        """The newest user text, or the tool results the request ends with."""
+        raise NotImplementedError
+
+    def tool_names(self, request: dict[str, Any]) -> list[str]:
+        raise NotImplementedError
+
+    def tool_schema(self, request: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def auth_ok(self, headers: Any) -> bool:
+        return headers.get("Authorization") == "Bearer sk-test-SECRET"
+
+    # -- serving ---------------------------------------------------------------------------------
+    def serve(self, rsps: responses.RequestsMock) -> None:
+        counter = [0]
+
+        def answer(request: Any) -> tuple[int, dict[str, str], str]:
+            body = json.loads(request.body)
+            user_text, results = self.last_turn(body)
+            said = brain(user_text, results, counter)
+            reply = self.call_body(said["call"]) if "call" in said else self.text_body(said["text"])
+            return 200, {"Content-Type": "application/json"}, json.dumps(reply)
+
+        rsps.add_callback(responses.POST, self.url, callback=answer)
+
+    def queue(self, rsps: responses.RequestsMock, status: int, body: Any, **headers: str) -> None:
+        rsps.add(responses.POST, self.url, json=body, status=status, headers=headers)
+
+
+class AnthropicKit(Kit):
+    adapter = "anthropic"
+    url = "https://api.anthropic.com/v1/messages"
+
+    def _usage(self) -> dict[str, int]:
+        return {
+            "input_tokens": USAGE["prompt"] - USAGE["cached"] - 100,
+            "cache_creation_input_tokens": 100,
+            "cache_read_input_tokens": USAGE["cached"],
+            "output_tokens": USAGE["output"],
+        }
+
+    def _message(self, content: list[Any], stop: str) -> dict[str, Any]:
+        return {
+            "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": self._usage(),
+        }
+
+    def text_body(self, text: str) -> dict[str, Any]:
+        return self._message([{"type": "text", "text": text}], "end_turn")
+
+    def call_body(self, call: dict[str, Any], text: str = "") -> dict[str, Any]:
+        content = [{"type": "text", "text": text}] if text else []
+        content.append({"type": "tool_use", **call})
+        return self._message(content, "tool_use")
+
+    def error(self, kind: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+        status, error_type = {
+            "rate_limited": (429, "rate_limit_error"),
+            "overloaded": (529, "overloaded_error"),
+            "server_error": (500, "api_error"),
+            "auth_failed": (401, "authentication_error"),
+            "forbidden": (403, "permission_error"),
+            "bad_request": (400, "invalid_request_error"),
+        }[kind]
+        body = {
+            "type": "error",
+            "error": {"type": error_type, "message": f"Anthropic says {kind}"},
+            "request_id": "req_011CSHoEeqs5C35K2UUqR7Fy",
+        }
+        return status, body, {"retry-after": "3"} if kind == "rate_limited" else {}
+
+    def last_turn(self, request: dict[str, Any]) -> tuple[str | None, list[Any]]:
+        content = request["messages"][-1]["content"]
+        results = [json.loads(p["content"]) for p in content if p["type"] == "tool_result"]
+        return (None, results) if results else (content[0]["text"], [])
+
+    def tool_names(self, request: dict[str, Any]) -> list[str]:
+        return [t["name"] for t in request.get("tools", [])]
+
+    def tool_schema(self, request: dict[str, Any]) -> dict[str, Any]:
+        return request["tools"][0]["input_schema"]
+
+    def auth_ok(self, headers: Any) -> bool:
+        return (
+            headers.get("x-api-key") == "sk-test-SECRET"
+            and headers.get("anthropic-version") == "2023-06-01"
+        )
+
+
+class OpenAIKit(Kit):
+    adapter = "openai"
+    url = "https://api.openai.com/v1/chat/completions"
+
+    def _completion(self, message: dict[str, Any], finish: str) -> dict[str, Any]:
+        return {
+            "id": "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
+            "object": "chat.completion",
+            "created": 1741570283,
+            "model": self.model,
+            "choices": [
+                {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
+            ],
+            "usage": {
+                "prompt_tokens": USAGE["prompt"],
+                "completion_tokens": USAGE["output"],
+                "total_tokens": USAGE["prompt"] + USAGE["output"],
+                "prompt_tokens_details": {"cached_tokens": USAGE["cached"], "audio_tokens": 0},
+                "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
+            },
+            "service_tier": "default",
+            "system_fingerprint": "fp_06737a9306",
+        }
+
+    def text_body(self, text: str) -> dict[str, Any]:
+        message = {"role": "assistant", "content": text, "refusal": None, "annotations": []}
+        return self._completion(message, "stop")
+
+    def call_body(self, call: dict[str, Any], text: str = "") -> dict[str, Any]:
+        message = {
+            "role": "assistant",
+            "content": text or None,
+            "refusal": None,
+            "tool_calls": [
+                {
+                    "id": call["id"].replace("toolu", "call"),
+                    "type": "function",
+                    "function": {"name": call["name"], "arguments": json.dumps(call["input"])},
+                }
+            ],
+        }
+        return self._completion(message, "tool_calls")
+
+    def error(self, kind: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+        status, error_type, code = {
+            "rate_limited": (429, "requests", "rate_limit_exceeded"),
+            "quota_exhausted": (429, "insufficient_quota", "insufficient_quota"),
+            "overloaded": (503, "server_error", None),
+            "server_error": (500, "server_error", None),
+            "auth_failed": (401, "invalid_request_error", "invalid_api_key"),
+            "forbidden": (403, "invalid_request_error", "unsupported_country_region_territory"),
+            "bad_request": (400, "invalid_request_error", "invalid_value"),
+        }[kind]
+        body = {
+            "error": {
+                "message": f"OpenAI says {kind}",
+                "type": error_type,
+                "param": None,
+                "code": code,
+            }
+        }
+        return status, body, {"retry-after": "3"} if kind == "rate_limited" else {}
+
+    def last_turn(self, request: dict[str, Any]) -> tuple[str | None, list[Any]]:
+        messages = request["messages"]
+        results = []
+        for message in reversed(messages):
+            if message["role"] != "tool":
+                break
+            results.insert(0, json.loads(message["content"]))
+        return (None, results) if results else (messages[-1]["content"][0]["text"], [])
+
+    def tool_names(self, request: dict[str, Any]) -> list[str]:
+        return [t["function"]["name"] for t in request.get("tools", [])]
+
+    def tool_schema(self, request: dict[str, Any]) -> dict[str, Any]:
+        return request["tools"][0]["function"]["parameters"]
+
+
+class OpenAICompatibleKit(OpenAIKit):
+    """llama.cpp's OpenAI endpoint: no key, its own base URL, the reused prefix in ``timings``."""
+
+    adapter = "openai_compatible"
+    base_url = "http://127.0.0.1:8080/v1"
+    url = "http://127.0.0.1:8080/v1/chat/completions"
+    key_env = None
+
+    def _completion(self, message: dict[str, Any], finish: str) -> dict[str, Any]:
+        body = super()._completion(message, finish)
+        del body["usage"]["prompt_tokens_details"]
+        body["timings"] = {
+            "cache_n": USAGE["cached"],
+            "prompt_n": USAGE["prompt"] - USAGE["cached"],
+        }
+        return body
+
+    def auth_ok(self, headers: Any) -> bool:
+        return "Authorization" not in headers
+
+
+class OpenAIResponsesKit(Kit):
+    adapter = "openai_responses"
+    url = "https://api.openai.com/v1/responses"
+    messages_key = "input"
+
+    def _response(self, output: list[Any]) -> dict[str, Any]:
+        return {
+            "id": "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b",
+            "object": "response",
+            "created_at": 1741476542,
+            "status": "completed",
+            "error": None,
+            "incomplete_details": None,
+            "model": self.model,
+            "output": output,
+            "usage": {
+                "input_tokens": USAGE["prompt"],
+                "input_tokens_details": {"cached_tokens": USAGE["cached"]},
+                "output_tokens": USAGE["output"],
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": USAGE["prompt"] + USAGE["output"],
+            },
+        }
+
+    def text_body(self, text: str) -> dict[str, Any]:
+        return self._response(
+            [
+                {
+                    "type": "message",
+                    "id": "msg_67ccd2bf17f0819081ff3bb2cf6508e60bb6a6b452d3795b",
+                    "status": "completed",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}],
+                }
+            ]
+        )
+
+    def call_body(self, call: dict[str, Any], text: str = "") -> dict[str, Any]:
+        return self._response(
+            [
+                {
+                    "type": "function_call",
+                    "id": "fc_12345xyz",
+                    "call_id": call["id"].replace("toolu", "call"),
+                    "name": call["name"],
+                    "arguments": json.dumps(call["input"]),
+                    "status": "completed",
+                }
+            ]
+        )
+
+    error = OpenAIKit.error
+
+    def last_turn(self, request: dict[str, Any]) -> tuple[str | None, list[Any]]:
+        items = request["input"]
+        results = []
+        for item in reversed(items):
+            if item.get("type") != "function_call_output":
+                break
+            results.insert(0, json.loads(item["output"]))
+        return (None, results) if results else (items[-1]["content"][0]["text"], [])
+
+    def tool_names(self, request: dict[str, Any]) -> list[str]:
+        return [t["name"] for t in request.get("tools", [])]
+
+    def tool_schema(self, request: dict[str, Any]) -> dict[str, Any]:
+        return request["tools"][0]["parameters"]
+
+
+class GeminiKit(Kit):
+    adapter = "gemini"
+    model = "gemini-2.5-flash"
+    url = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent"
+    messages_key = "contents"
+    has_ids = False
+
+    def _response(self, parts: list[Any]) -> dict[str, Any]:
+        return {
+            "candidates": [
+                {
+                    "content": {"parts": parts, "role": "model"},
+                    "finishReason": "STOP",
+                    "index": 0,
+                }
+            ],
+            "usageMetadata": {
+                "promptTokenCount": USAGE["prompt"],
+                "candidatesTokenCount": USAGE["output"],
+                "totalTokenCount": USAGE["prompt"] + USAGE["output"],
+                "cachedContentTokenCount": USAGE["cached"],
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": USAGE["prompt"]}],
+            },
+            "modelVersion": self.model,
+            "responseId": "mI3EaJ2aBrKvkdUPyIeQ-AQ",
+        }
+
+    def text_body(self, text: str) -> dict[str, Any]:
+        return self._response([{"text": text}])
+
+    def call_body(self, call: dict[str, Any], text: str = "") -> dict[str, Any]:
+        parts: list[dict[str, Any]] = [{"text": text}] if text else []
+        parts.append(
+            {
+                "functionCall": {"name": call["name"], "args": call["input"]},
+                "thoughtSignature": "CiQBVKhc7oJ8" + call["id"][-4:],
+            }
+        )
+        return self._response(parts)
+
+    def error(self, kind: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+        status, code = {
+            "rate_limited": (429, "RESOURCE_EXHAUSTED"),
+            "overloaded": (503, "UNAVAILABLE"),
+            "server_error": (500, "INTERNAL"),
+            "auth_failed": (401, "UNAUTHENTICATED"),
+            "forbidden": (403, "PERMISSION_DENIED"),
+            "bad_request": (400, "INVALID_ARGUMENT"),
+        }[kind]
+        body = {"error": {"code": status, "message": f"Gemini says {kind}", "status": code}}
+        return status, body, {"Retry-After": "3"} if kind == "rate_limited" else {}
+
+    def last_turn(self, request: dict[str, Any]) -> tuple[str | None, list[Any]]:
+        parts = request["contents"][-1]["parts"]
+        results = [p["functionResponse"]["response"] for p in parts if "functionResponse" in p]
+        return (None, results) if results else (parts[0]["text"], [])
+
+    def tool_names(self, request: dict[str, Any]) -> list[str]:
+        return [d["name"] for t in request.get("tools", []) for d in t["functionDeclarations"]]
+
+    def tool_schema(self, request: dict[str, Any]) -> dict[str, Any]:
+        return request["tools"][0]["functionDeclarations"][0]["parameters"]
+
+    def auth_ok(self, headers: Any) -> bool:
+        return headers.get("x-goog-api-key") == "sk-test-SECRET"
+
+
+class OllamaKit(Kit):
+    adapter = "ollama"
+    model = "llama3.2"
+    url = "http://127.0.0.1:11434/api/chat"
+    key_env = None
+    has_ids = False
+
+    def _chat(self, message: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "created_at": "2026-12-02T14:13:43.416799Z",
+            "message": message,
+            "done": True,
+            "done_reason": "stop",
+            "total_duration": 5191566416,
+            "load_duration": 2154458,
+            "prompt_eval_count": USAGE["prompt"],
+            "prompt_eval_duration": 383809000,
+            "eval_count": USAGE["output"],
+            "eval_duration": 4799921000,
+        }
+
+    def text_body(self, text: str) -> dict[str, Any]:
+        return self._chat({"role": "assistant", "content": text})
+
+    def call_body(self, call: dict[str, Any], text: str = "") -> dict[str, Any]:
+        return self._chat(
+            {
+                "role": "assistant",
+                "content": text,
+                "tool_calls": [{"function": {"name": call["name"], "arguments": call["input"]}}],
+            }
+        )
+
+    def error(self, kind: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+        status, message = {
+            "rate_limited": (429, "too many requests"),
+            "overloaded": (503, "server busy, please try again"),
+            "server_error": (500, "llama runner process has terminated"),
+            "auth_failed": (401, "unauthorized"),
+            "forbidden": (403, "forbidden"),
+            "bad_request": (400, "registry.ollama.ai/library/gemma:2b does not support tools"),
+        }[kind]
+        return status, {"error": message}, {"Retry-After": "3"} if kind == "rate_limited" else {}
+
+    def last_turn(self, request: dict[str, Any]) -> tuple[str | None, list[Any]]:
+        messages = [
+            m for m in request["messages"] if not str(m.get("content", "")).startswith(SLOT_PREFIX)
+        ]
+        results = []
+        for message in reversed(messages):
+            if message["role"] != "tool":
+                break
+            results.insert(0, json.loads(message["content"]))
+        return (None, results) if results else (messages[-1]["content"], [])
+
+    def tool_names(self, request: dict[str, Any]) -> list[str]:
+        return [t["function"]["name"] for t in request.get("tools", [])]
+
+    def tool_schema(self, request: dict[str, Any]) -> dict[str, Any]:
+        return request["tools"][0]["function"]["parameters"]
+
+    def auth_ok(self, headers: Any) -> bool:
+        return "Authorization" not in headers
+
+
+class OfflineKit(Kit):
+    """The offline vessel answers itself; its requests are captured before it does."""
+
+    adapter = "offline"
+    key_env = None
+
+    def tool_names(self, request: dict[str, Any]) -> list[str]:
+        return [t["name"] for t in request.get("tools", [])]
+
+    def tool_schema(self, request: dict[str, Any]) -> dict[str, Any]:
+        return request["tools"][0]["input_schema"]
+
+
+HTTP_KITS: list[Callable[[], Kit]] = [
+    AnthropicKit,
+    OpenAIKit,
+    OpenAIResponsesKit,
+    GeminiKit,
+    OllamaKit,
+    OpenAICompatibleKit,
+]
+ALL_KITS: list[Callable[[], Kit]] = [*HTTP_KITS, OfflineKit]

@@ -1,0 +1,139 @@
+"""Google Gemini (``POST {base}/v1beta/models/{model}:generateContent``).
+
+The system text is ``systemInstruction``; the model's turns have role ``model``; tool calls are
+``functionCall`` parts and go back as ``functionResponse`` parts in a user turn. Newer models give
+each call an ``id`` and a ``thoughtSignature``: both are kept on the tool use and sent back as they
+came (Gemini 3 requires the signature). Calls without an id get one derived from the turn.
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound
+from webui.vessels.base import (
+    VesselReply,
+    derived_call_id,
+    normalised_usage,
+    prompt_items,
+    slot_text,
+)
+from webui.vessels.errors import VesselError
+from webui.vessels.http import RequestsAdapter
+
+
+def _round_contents(tool_round: ToolRound) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = [{"text": tool_round.text}] if tool_round.text else []
+    responses = []
+    for use in tool_round.tool_uses:
+        call: dict[str, Any] = {"name": use.name, "args": use.input}
+        response: dict[str, Any] = {
+            "name": use.name,
+            "response": use.output if isinstance(use.output, dict) else {"result": use.output},
+        }
+        if use.meta.get("provider_id"):
+            call["id"] = response["id"] = use.meta["provider_id"]
+        part: dict[str, Any] = {"functionCall": call}
+        if use.meta.get("thought_signature"):
+            part["thoughtSignature"] = use.meta["thought_signature"]
+        parts.append(part)
+        responses.append({"functionResponse": response})
+    return [{"role": "model", "parts": parts}, {"role": "user", "parts": responses}]
+
+
+class GeminiAdapter(RequestsAdapter):
+    adapter_name = "gemini"
+    provider_name = "Gemini"
+    default_base_url = "https://generativelanguage.googleapis.com"
+
+    def endpoint(self, request: dict[str, Any]) -> str:
+        return f"{self.base_url}/v1beta/models/{self.vessel.model}:generateContent"
+
+    def headers(self) -> dict[str, str]:
+        return {"x-goog-api-key": self.vessel.api_key}
+
+    def build_request(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
+        contents: list[dict[str, Any]] = []
+        for kind, value in prompt_items(prompt):
+            if kind == "user":
+                contents.append({"role": "user", "parts": [{"text": value}]})
+            elif kind == "assistant":
+                if value:  # Gemini refuses a turn with no parts.
+                    contents.append({"role": "model", "parts": [{"text": value}]})
+            elif kind == "round":
+                contents.extend(_round_contents(value))
+            else:
+                newest = [{"text": value}]
+                if prompt.turn_slot:
+                    newest.append({"text": slot_text(prompt)})
+                contents.append({"role": "user", "parts": newest})
+        request: dict[str, Any] = {
+            "systemInstruction": {"parts": [{"text": prompt.system_text}]},
+            "contents": contents,
+            "generationConfig": {"maxOutputTokens": self.vessel.max_output_tokens},
+        }
+        if tools:
+            request["tools"] = [
+                {
+                    "functionDeclarations": [
+                        {"name": t.name, "description": t.description, "parameters": t.input_schema}
+                        for t in tools
+                    ]
+                }
+            ]
+        return request
+
+    def with_json_mode(
+        self, request: dict[str, Any], *, schema: dict[str, Any], schema_name: str
+    ) -> dict[str, Any]:
+        config = {
+            **request["generationConfig"],
+            "responseMimeType": "application/json",
+            "responseJsonSchema": schema,
+        }
+        return {**request, "generationConfig": config}
+
+    def parse_response(self, response: Any, *, prompt: Prompt) -> VesselReply:
+        candidates = response.get("candidates") or []
+        if not candidates:
+            reason = (response.get("promptFeedback") or {}).get("blockReason")
+            raise VesselError(
+                f"Gemini gave no answer{f' (blocked: {reason})' if reason else ''}.",
+                code="no_answer",
+            )
+        texts, calls = [], []
+        for part in (candidates[0].get("content") or {}).get("parts") or []:
+            if "functionCall" in part:
+                function_call = part["functionCall"]
+                meta = {}
+                if function_call.get("id"):
+                    meta["provider_id"] = function_call["id"]
+                if part.get("thoughtSignature"):
+                    meta["thought_signature"] = part["thoughtSignature"]
+                calls.append(
+                    ToolCall(
+                        id=function_call.get("id") or derived_call_id(prompt, len(calls)),
+                        name=function_call.get("name", ""),
+                        input=function_call.get("args") or {},
+                        meta=meta,
+                    )
+                )
+            elif "text" in part and not part.get("thought"):
+                texts.append(part["text"])
+        usage = response.get("usageMetadata") or {}
+        return VesselReply(
+            text="".join(texts),
+            tool_calls=tuple(calls),
+            usage=normalised_usage(
+                input_tokens=usage.get("promptTokenCount") or 0,
+                output_tokens=usage.get("candidatesTokenCount") or 0,
+                cached_input_tokens=usage.get("cachedContentTokenCount") or 0,
+            ),
+        )
+
+    def error_message(self, body: Any) -> tuple[str | None, str | None]:
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(body, list) and body and isinstance(body[0], dict):
+            error = body[0].get("error")
+        if isinstance(error, dict):
+            return error.get("message"), error.get("status")
+        return None, None
