@@ -16,3 +16,24 @@ def canonical_json(value: Any) -> str:
 def canonical_bytes(value: Any) -> bytes:
     """:func:`canonical_json` encoded as UTF-8, ready to send."""
     return canonical_json(value).encode("utf-8")
+
+
+def json_roundtrip(value: Any) -> Any:
+    """``value`` as it will read back from a JSON column, so a prompt built now and one rebuilt
+    from the database later render the same bytes.
+
+    Keys become strings (and so sort as strings), tuples become lists, and integral floats too
+    large for Python to print without an exponent become ints, as PostgreSQL's ``jsonb`` returns
+    them.
+    """
+
+    def settle(item: Any) -> Any:
+        if isinstance(item, float) and item.is_integer() and abs(item) >= 1e16:
+            return int(item)
+        if isinstance(item, dict):
+            return {key: settle(inner) for key, inner in item.items()}
+        if isinstance(item, list):
+            return [settle(inner) for inner in item]
+        return item
+
+    return settle(json.loads(canonical_json(value)))

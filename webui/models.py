@@ -1,9 +1,11 @@
 """The household's data: souls, vessels, conversations and their messages."""
 
 import os
+import re
 import uuid
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, URLValidator
 from django.db import models
 from django.urls import reverse
@@ -24,6 +26,29 @@ class Soul(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+KEY_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*(KEY|TOKEN)[A-Z0-9_]*$")
+# The project's own secrets: a vessel naming one of these would send it to the provider as a key.
+RESERVED_ENV_PREFIXES = ("DJANGO_", "PIPPA_", "DATABASE_", "WEBUI_")
+
+
+def api_key_env_problem(name: str) -> str | None:
+    """Why ``name`` cannot hold a vessel's key, or ``None``."""
+    if name.startswith(RESERVED_ENV_PREFIXES):
+        return f"{name} belongs to the project's own settings and cannot hold a vessel's key."
+    if not KEY_ENV_NAME.match(name):
+        return (
+            f"{name} is not a key variable name: use capitals, digits and underscores, with KEY or "
+            "TOKEN in it (for example ANTHROPIC_API_KEY)."
+        )
+    return None
+
+
+def validate_api_key_env(name: str) -> None:
+    problem = api_key_env_problem(name)
+    if problem:
+        raise ValidationError(problem)
 
 
 class Vessel(models.Model):
@@ -52,6 +77,7 @@ class Vessel(models.Model):
     api_key_env = models.CharField(
         max_length=100,
         blank=True,
+        validators=[validate_api_key_env],
         help_text="Name of the environment variable that holds the API key (never the key itself).",
     )
     memory_tool_enabled = models.BooleanField(
@@ -93,8 +119,13 @@ class Vessel(models.Model):
 
     @property
     def api_key(self) -> str:
-        """The key from the environment variable the vessel names; empty when unset."""
-        return os.environ.get(self.api_key_env, "") if self.api_key_env else ""
+        """The key from the environment variable the vessel names; empty when unset or not allowed.
+
+        Whitespace around the key is dropped (a pasted newline would otherwise end up in a header).
+        """
+        if not self.api_key_env or api_key_env_problem(self.api_key_env):
+            return ""
+        return os.environ.get(self.api_key_env, "").strip()
 
     @property
     def api_key_present(self) -> bool:

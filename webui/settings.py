@@ -135,6 +135,17 @@ WEBUI = {
 # The memory plug-in. One flag closes every seam on this side; the rest arrives with later features.
 PIPPA_MEMORY = {
     "ENABLED": env.bool("PIPPA_MEMORY_ENABLED", default=True),
+    # The memory engine. Unset: memory behaves as if the engine were down, with no traffic at all.
+    "URL": env.str("PIPPA_MEMORY_URL", default=""),
+    "TOKEN": env.str("PIPPA_MEMORY_TOKEN", default=""),
+    "CONNECT_TIMEOUT": env.float("PIPPA_MEMORY_CONNECT_TIMEOUT", default=0.5),
+    "READ_TIMEOUT": env.float("PIPPA_MEMORY_READ_TIMEOUT", default=1.0),
+    # Total seconds the engine may cost one chat turn (the first-turn pin and the answers fetch).
+    "CHAT_BUDGET": env.float("PIPPA_MEMORY_CHAT_BUDGET", default=1.5),
+    "BREAKER_FAIL_MAX": env.int("PIPPA_MEMORY_BREAKER_FAIL_MAX", default=3),
+    "BREAKER_RESET_TIMEOUT": env.float("PIPPA_MEMORY_BREAKER_RESET_TIMEOUT", default=30.0),
+    "MAX_BLOCK_CHARS": env.int("PIPPA_MEMORY_MAX_BLOCK_CHARS", default=16000),
+    "MAX_RESPONSE_BYTES": env.int("PIPPA_MEMORY_MAX_RESPONSE_BYTES", default=1_000_000),
 }
 
 LOGGING = {

@@ -7,13 +7,14 @@ person can act on, and the saved user message so the turn can be retried.
 """
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
 from webui.assembly import assemble_prompt
+from webui.canonical import json_roundtrip
 from webui.extensions import TurnContext, registered_extensions
 from webui.models import Conversation, Message
 from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound, ToolUse
@@ -116,7 +117,30 @@ def execute_tool(turn: TurnContext, call: ToolCall) -> ToolUse:
             break
     else:
         output = {"error": "unknown_tool", "message": f"No tool named {call.name!r} is available."}
-    return ToolUse(id=call.id, name=call.name, input=call.input, output=output, meta=call.meta)
+    # Settle input and output as the database will give them back, so later turns replay the same
+    # bytes this turn's next round sends.
+    return ToolUse(
+        id=call.id,
+        name=call.name,
+        input=json_roundtrip(call.input),
+        output=json_roundtrip(output),
+        meta=call.meta,
+    )
+
+
+def unique_calls(calls: tuple[ToolCall, ...], used: set[str]) -> list[ToolCall]:
+    """The calls with ids unique in the turn: a provider that repeats an id would otherwise make
+    one tool use stand for two when the turn is replayed."""
+    unique = []
+    for call in calls:
+        call_id = call.id
+        suffix = 1
+        while call_id in used:
+            suffix += 1
+            call_id = f"{call.id}_{suffix}"
+        used.add(call_id)
+        unique.append(replace(call, id=call_id) if call_id != call.id else call)
+    return unique
 
 
 def run_vessel(
@@ -125,6 +149,7 @@ def run_vessel(
     """Call the vessel until it answers without tool calls, or the round limit is reached."""
     max_rounds = settings.WEBUI["MAX_TOOL_ROUNDS"]
     rounds: list[ToolRound] = []
+    used_ids: set[str] = set()
     usage = normalised_usage()
     while True:
         reply = adapter.complete(prompt=prompt, tools=tools)
@@ -135,8 +160,9 @@ def run_vessel(
         if len(rounds) >= max_rounds:
             note = f"(I stopped after {max_rounds} rounds of tool calls without a final answer.)"
             return "\n\n".join(part for part in (reply.text, note) if part), rounds, usage
+        calls = unique_calls(reply.tool_calls, used_ids)
         tool_round = ToolRound(
-            text=reply.text, tool_uses=tuple(execute_tool(turn, call) for call in reply.tool_calls)
+            text=reply.text, tool_uses=tuple(execute_tool(turn, call) for call in calls)
         )
         rounds.append(tool_round)
         prompt = prompt.with_round(tool_round)

@@ -40,6 +40,8 @@ def test_production_profile_passes_check_deploy_with_no_warnings() -> None:
         DJANGO_SETTINGS_MODULE="webui.settings_production",
         DJANGO_SECRET_KEY="k" * 20 + "-production-secret-from-the-environment-0123456789",
         DJANGO_ALLOWED_HOSTS="pippa.example.org",
+        PIPPA_MEMORY_URL="https://memory.example.org",
+        PIPPA_MEMORY_TOKEN="engine-token",
     )
 
     assert result.returncode == 0, result.stderr
@@ -64,15 +66,17 @@ def test_settings_come_from_the_environment() -> None:
     result = manage(
         "shell",
         "-c",
-        "from django.conf import settings as s; print(s.DEBUG, s.ALLOWED_HOSTS, s.PIPPA_MEMORY)",
+        "from django.conf import settings as s; "
+        "print(s.DEBUG, s.ALLOWED_HOSTS, s.PIPPA_MEMORY['ENABLED'], s.PIPPA_MEMORY['URL'])",
         DJANGO_DEBUG="true",
         DJANGO_ALLOWED_HOSTS="a.example,b.example",
         PIPPA_MEMORY_ENABLED="false",
+        PIPPA_MEMORY_URL="http://127.0.0.1:9/",
         DATABASE_URL="sqlite:////tmp/never-created.sqlite3",
     )
 
     assert result.returncode == 0, result.stderr
-    assert "True ['a.example', 'b.example'] {'ENABLED': False}" in result.stdout
+    assert "True ['a.example', 'b.example'] False http://127.0.0.1:9/" in result.stdout
 
 
 @pytest.mark.django_db

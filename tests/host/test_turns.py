@@ -46,7 +46,8 @@ def test_a_tool_call_is_run_and_saved_with_its_output(
     use = reply.tool_uses[0]
     assert use["name"] == "memory"
     assert use["input"] == {"verb": "remember", "text": "I like tea"}
-    assert use["output"] == {"echo": "I like tea", "verb": "remember"}
+    assert use["output"]["echo"] == "I like tea"
+    assert use["output"]["verb"] == "remember"
     assert reply.rounds == [{"text": "", "tool_use_ids": [use["id"]]}]
     assert "I like tea" in reply.content
 

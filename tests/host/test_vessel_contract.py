@@ -18,7 +18,7 @@ from webui.vessels.offline import OfflineAdapter
 from webui.vessels.registry import adapter_for
 
 from .conftest import RECORDING_TOOL
-from .vessel_kits import ALL_KITS, Kit, strip_cache_markers, strip_slot
+from .vessel_kits import ALL_KITS, HTTP_KITS, Kit, strip_cache_markers, strip_slot
 
 pytestmark = pytest.mark.django_db
 
@@ -33,13 +33,13 @@ TURNS = [
     'quotes "double" and \\backslashes\\ and \ttabs',
     "remember the spare key is under the blue pot",
     "emoji 👩‍👩‍👧‍👦 family",
-    "recall key",
+    "recall key && pot",
     "line one\nline two\n\nline four",
     "ask who feeds the cat on Sundays?",
     "numbers 1.0 1e3 0.1+0.2",
     "remember Ada's birthday is 10 December",
     "right-to-left: مرحبا",
-    "recall birthday",
+    "recall birthday && cake && candles",
     "short",
     'remember {"json": "inside text"}',
     "<b>html</b> & entities",
@@ -136,13 +136,36 @@ class TestAdapterContract:
         assert len(recording_tool.calls) == 1
         assert recording_tool.calls[0].input == {"verb": "remember", "text": "Zoë likes tea"}
         use = result.assistant_message.tool_uses[0]
-        assert use["output"] == {"echo": "Zoë likes tea", "verb": "remember"}
+        assert (use["output"]["echo"], use["output"]["verb"]) == ("Zoë likes tea", "remember")
         assert use["id"]
         assert "Zoë likes tea" in result.assistant_message.content
         assert len(provider.requests) == 2
         if provider.kit.adapter != "offline":
-            _, results = provider.kit.last_turn(provider.requests[1])
-            assert results == [{"echo": "Zoë likes tea", "verb": "remember"}]
+            final = provider.requests[1]
+            _, results = provider.kit.last_turn(final)
+            assert [(r["echo"], r["verb"]) for r in results] == [("Zoë likes tea", "remember")]
+            # Each result answers the call just before it, by the id the provider checks.
+            calls, answered = provider.kit.call_links(final)
+            assert answered == calls
+            if provider.kit.has_ids:
+                assert calls == [use["id"]]
+
+    # The offline vessel makes one call per message by design, so this runs on the six providers.
+    @pytest.mark.parametrize("kit", HTTP_KITS, indirect=True, ids=lambda k: k.adapter)
+    def test_parallel_calls_and_text_beside_them_replay_in_order(
+        self, chat: Conversation, provider: Provider, recording_tool: Any
+    ) -> None:
+        run_turn(conversation=chat, text="recall tea && coffee")
+        result = run_turn(conversation=chat, text="thanks")
+
+        first = chat.messages.order_by("sequence")[1]
+        assert [u["input"]["text"] for u in first.tool_uses] == ["tea", "coffee"]
+        assert len({u["id"] for u in first.tool_uses}) == 2
+        assert first.rounds[0]["text"] == "Let me look."
+        calls, answered = provider.kit.call_links(provider.requests[1])
+        assert answered == calls
+        assert len(calls) == 2
+        assert result.assistant_message.content == "Echo: thanks"
 
     def test_tool_call_ids_replay_identically_in_later_turns(
         self, chat: Conversation, provider: Provider

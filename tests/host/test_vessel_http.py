@@ -7,7 +7,6 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 import responses
@@ -137,8 +136,9 @@ class TestHTTPAdapterContract:
         assert error.retryable is retryable
         assert error.status == status
         assert f"HTTP {status}" in error.message
-        # The provider's own words are kept.
-        assert any(words in error.message for words in provider_messages(body))
+        # The provider's own words and code are read from where the provider puts them.
+        assert error.message.endswith(kit.error_message(body))
+        assert error.provider_code == kit.error_code(body)
         assert len(rsps.calls) == (3 if retryable else 1)
         assert "sk-test-SECRET" not in error.message
 
@@ -233,13 +233,6 @@ class TestHTTPAdapterContract:
 
         assert caught.value.code == "invalid_json"
         assert repr(answer) in caught.value.message or answer[:20] in caught.value.message
-
-
-def provider_messages(body: Any) -> list[str]:
-    """The longer strings in an error body: the provider's message is one of them."""
-    if isinstance(body, dict):
-        return [m for v in body.values() for m in provider_messages(v)]
-    return [body] if isinstance(body, str) and len(body) > 8 else []
 
 
 def test_quota_exhausted_is_not_retried(
@@ -338,7 +331,7 @@ def test_openai_family_requests_carry_the_conversation_as_prompt_cache_key(
     assert json.loads(rsps.calls[0].request.body)["prompt_cache_key"] == PROMPT.conversation_id
 
 
-def test_gemini_sends_the_thought_signature_back_and_derives_stable_ids(
+def test_gemini_sends_the_thought_signature_back_and_derives_distinct_stable_ids(
     rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from webui.prompt import ToolRound, ToolUse
@@ -350,21 +343,31 @@ def test_gemini_sends_the_thought_signature_back_and_derives_stable_ids(
     vessel = Vessel.objects.create(
         slug="g", name="G", adapter="gemini", model=kit.model, api_key_env="TEST_PROVIDER_KEY"
     )
-    call = {"id": "toolu_0001", "name": "memory", "input": {"verb": "recall", "text": "tea"}}
-    kit.queue(rsps, 200, kit.call_body(call))
-    kit.queue(rsps, 200, kit.call_body(call))
+    calls = [
+        {"id": "toolu_0001", "name": "memory", "input": {"verb": "recall", "text": "tea"}},
+        {"id": "toolu_0002", "name": "memory", "input": {"verb": "recall", "text": "cake"}},
+    ]
+    for _ in range(3):
+        kit.queue(rsps, 200, kit.call_body(calls))
     adapter = adapter_for(vessel)
 
-    first = adapter.complete(prompt=PROMPT, tools=[TOOL]).tool_calls[0]
-    again = adapter.complete(prompt=PROMPT, tools=[TOOL]).tool_calls[0]
-
-    assert first.id == again.id
-    assert first.meta == {"thought_signature": "CiQBVKhc7oJ80001"}
-    use = ToolUse(id=first.id, name="memory", input=first.input, output={"ok": 1}, meta=first.meta)
-    replay = adapter.build_request(
-        prompt=PROMPT.with_round(ToolRound(text="", tool_uses=(use,))), tools=[TOOL]
+    first = adapter.complete(prompt=PROMPT, tools=[TOOL]).tool_calls
+    replayed = adapter.complete(prompt=PROMPT, tools=[TOOL]).tool_calls
+    uses = tuple(
+        ToolUse(id=c.id, name=c.name, input=c.input, output={"ok": 1}, meta=c.meta) for c in first
     )
-    assert replay["contents"][-2]["parts"][0]["thoughtSignature"] == "CiQBVKhc7oJ80001"
+    next_round = PROMPT.with_round(ToolRound(text="", tool_uses=uses))
+    later = adapter.complete(prompt=next_round, tools=[TOOL]).tool_calls
+
+    assert first[0].id != first[1].id  # two calls in one reply
+    assert [c.id for c in first] == [c.id for c in replayed]  # the same turn derives the same ids
+    assert not {c.id for c in later} & {c.id for c in first}  # a later round derives new ones
+    assert first[0].meta == {"thought_signature": "CiQBVKhc7oJ80001"}
+    replay = adapter.build_request(prompt=next_round, tools=[TOOL])
+    assert [p["thoughtSignature"] for p in replay["contents"][-2]["parts"]] == [
+        "CiQBVKhc7oJ80001",
+        "CiQBVKhc7oJ80002",
+    ]
     assert replay["contents"][-1]["parts"][0]["functionResponse"] == {
         "name": "memory",
         "response": {"ok": 1},
@@ -425,3 +428,79 @@ def test_a_server_that_drips_bytes_is_cut_off_at_the_deadline(dripping_server: s
     # the total deadline can have ended the call.
     assert caught.value.code == "timeout"
     assert "within 1 seconds" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "name", ["DJANGO_SECRET_KEY", "DATABASE_URL", "PIPPA_MEMORY_TOKEN", "HOME"]
+)
+def test_a_vessel_cannot_borrow_the_projects_own_secrets_as_its_key(
+    name: str, rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.core.exceptions import ValidationError
+
+    monkeypatch.setenv(name, "a-project-secret")
+    vessel = Vessel(slug="x", name="X", adapter="anthropic", model="m", api_key_env=name)
+
+    with pytest.raises(ValidationError) as invalid:
+        vessel.full_clean()
+    assert "api_key_env" in invalid.value.message_dict
+    vessel.save()  # as if written around the form
+    with pytest.raises(VesselConfigurationError):
+        adapter_for(vessel)
+    assert vessel.api_key == ""
+    assert len(rsps.calls) == 0
+
+
+def test_a_pasted_key_with_a_newline_is_trimmed_not_leaked(
+    rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from .vessel_kits import AnthropicKit
+
+    kit = AnthropicKit()
+    monkeypatch.setenv("TEST_PROVIDER_KEY", " sk-test-SECRET\n")
+    vessel = Vessel.objects.create(
+        slug="a", name="A", adapter="anthropic", model="m", api_key_env="TEST_PROVIDER_KEY"
+    )
+    kit.queue(rsps, 200, kit.text_body("hi"))
+
+    adapter_for(vessel).complete(prompt=PROMPT, tools=[])
+
+    assert rsps.calls[0].request.headers["x-api-key"] == "sk-test-SECRET"
+
+
+def test_a_key_that_cannot_be_a_header_fails_without_quoting_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SE\nCRET")
+    vessel = Vessel.objects.create(
+        slug="a", name="A", adapter="anthropic", model="m", api_key_env="TEST_PROVIDER_KEY"
+    )
+
+    with pytest.raises(VesselError) as caught:
+        adapter_for(vessel).complete(prompt=PROMPT, tools=[])
+
+    assert caught.value.code == "request_failed"
+    assert "sk-test" not in caught.value.message
+    assert "CRET" not in caught.value.message
+    assert caught.value.__cause__ is None
+
+
+def test_an_answer_of_an_unexpected_shape_is_a_clear_error(
+    rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from .vessel_kits import AnthropicKit
+
+    kit = AnthropicKit()
+    monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")
+    vessel = Vessel.objects.create(
+        slug="a", name="A", adapter="anthropic", model="m", api_key_env="TEST_PROVIDER_KEY"
+    )
+    body = kit.call_body([{"id": "toolu_1", "name": "memory", "input": {}}])
+    del body["content"][0]["id"]
+    kit.queue(rsps, 200, body)
+
+    with pytest.raises(VesselError) as caught:
+        adapter_for(vessel).complete(prompt=PROMPT, tools=[TOOL])
+
+    assert caught.value.code == "bad_response"
+    assert "does not understand" in caught.value.message

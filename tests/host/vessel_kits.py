@@ -18,21 +18,29 @@ USAGE = {"prompt": 1200, "cached": 1024, "output": 17}
 
 
 def brain(user_text: str | None, results: list[Any], counter: list[int]) -> dict[str, Any]:
-    """What the scripted provider says: ``{"text"}`` or ``{"call": {id, name, input}}``."""
+    """What the scripted provider says: ``{"text", "calls": [{id, name, input}]}``.
+
+    A verb message calls the memory tool; ``a && b`` makes two parallel calls, and a recall says
+    something beside its calls. A tool result gets a reply naming what came back.
+    """
     if results:
-        return {"text": "Done: " + json.dumps(results, sort_keys=True, ensure_ascii=False)}
+        echoes = [r.get("echo") if isinstance(r, dict) else r for r in results]
+        return {"text": "Done: " + json.dumps(echoes, ensure_ascii=False), "calls": []}
     match = VERB.match(user_text or "")
-    if match:
+    if not match:
+        return {"text": f"Echo: {user_text}", "calls": []}
+    verb, text = match.group(1).lower(), match.group(2).strip()
+    calls = []
+    for part in text.split("&&"):
         counter[0] += 1
-        verb, text = match.group(1).lower(), match.group(2).strip()
-        return {
-            "call": {
+        calls.append(
+            {
                 "id": f"toolu_{counter[0]:04d}",
                 "name": "memory",
-                "input": {"verb": verb, "text": text},
+                "input": {"verb": verb, "text": part.strip()},
             }
-        }
-    return {"text": f"Echo: {user_text}"}
+        )
+    return {"text": "Let me look." if verb == "recall" else "", "calls": calls}
 
 
 def strip_cache_markers(value: Any) -> Any:
@@ -81,11 +89,23 @@ class Kit:
     def text_body(self, text: str) -> dict[str, Any]:
         raise NotImplementedError
 
-    def call_body(self, call: dict[str, Any], text: str = "") -> dict[str, Any]:
+    def call_body(self, calls: list[dict[str, Any]], text: str = "") -> dict[str, Any]:
+        raise NotImplementedError
+
+    def call_links(self, request: dict[str, Any]) -> tuple[list[str], list[str]]:
+        """The ids of the calls in the last assistant turn, and the ids its results answer."""
         raise NotImplementedError
 
     def error(self, kind: str) -> tuple[int, dict[str, Any], dict[str, str]]:
         """``(status, body, headers)`` for an error class, in the provider's shape."""
+        raise NotImplementedError
+
+    def error_message(self, body: dict[str, Any]) -> str:
+        """Where this provider documents its error message."""
+        return body["error"]["message"]
+
+    def error_code(self, body: dict[str, Any]) -> str | None:
+        """Where this provider documents its error code."""
         raise NotImplementedError
 
     # -- reading requests ------------------------------------------------------------------------
@@ -110,7 +130,10 @@ class Kit:
             body = json.loads(request.body)
             user_text, results = self.last_turn(body)
             said = brain(user_text, results, counter)
-            reply = self.call_body(said["call"]) if "call" in said else self.text_body(said["text"])
+            if said["calls"]:
+                reply = self.call_body(said["calls"], said["text"])
+            else:
+                reply = self.text_body(said["text"])
             return 200, {"Content-Type": "application/json"}, json.dumps(reply)
 
         rsps.add_callback(responses.POST, self.url, callback=answer)
@@ -146,10 +169,15 @@ class AnthropicKit(Kit):
     def text_body(self, text: str) -> dict[str, Any]:
         return self._message([{"type": "text", "text": text}], "end_turn")
 
-    def call_body(self, call: dict[str, Any], text: str = "") -> dict[str, Any]:
+    def call_body(self, calls: list[dict[str, Any]], text: str = "") -> dict[str, Any]:
         content = [{"type": "text", "text": text}] if text else []
-        content.append({"type": "tool_use", **call})
+        content.extend({"type": "tool_use", **call} for call in calls)
         return self._message(content, "tool_use")
+
+    def call_links(self, request: dict[str, Any]) -> tuple[list[str], list[str]]:
+        calls = [p["id"] for p in request["messages"][-2]["content"] if p["type"] == "tool_use"]
+        results = [p["tool_use_id"] for p in request["messages"][-1]["content"]]
+        return calls, results
 
     def error(self, kind: str) -> tuple[int, dict[str, Any], dict[str, str]]:
         status, error_type = {
@@ -166,6 +194,9 @@ class AnthropicKit(Kit):
             "request_id": "req_011CSHoEeqs5C35K2UUqR7Fy",
         }
         return status, body, {"retry-after": "3"} if kind == "rate_limited" else {}
+
+    def error_code(self, body: dict[str, Any]) -> str | None:
+        return body["error"]["type"]
 
     def last_turn(self, request: dict[str, Any]) -> tuple[str | None, list[Any]]:
         content = request["messages"][-1]["content"]
@@ -213,7 +244,7 @@ class OpenAIKit(Kit):
         message = {"role": "assistant", "content": text, "refusal": None, "annotations": []}
         return self._completion(message, "stop")
 
-    def call_body(self, call: dict[str, Any], text: str = "") -> dict[str, Any]:
+    def call_body(self, calls: list[dict[str, Any]], text: str = "") -> dict[str, Any]:
         message = {
             "role": "assistant",
             "content": text or None,
@@ -224,9 +255,20 @@ class OpenAIKit(Kit):
                     "type": "function",
                     "function": {"name": call["name"], "arguments": json.dumps(call["input"])},
                 }
+                for call in calls
             ],
         }
         return self._completion(message, "tool_calls")
+
+    def call_links(self, request: dict[str, Any]) -> tuple[list[str], list[str]]:
+        messages = request["messages"]
+        results = []
+        index = len(messages) - 1
+        while messages[index]["role"] == "tool":
+            results.insert(0, messages[index]["tool_call_id"])
+            index -= 1
+        calls = [c["id"] for c in messages[index]["tool_calls"]]
+        return calls, results
 
     def error(self, kind: str) -> tuple[int, dict[str, Any], dict[str, str]]:
         status, error_type, code = {
@@ -248,6 +290,9 @@ class OpenAIKit(Kit):
         }
         return status, body, {"retry-after": "3"} if kind == "rate_limited" else {}
 
+    def error_code(self, body: dict[str, Any]) -> str | None:
+        return body["error"]["code"] or body["error"]["type"]
+
     def last_turn(self, request: dict[str, Any]) -> tuple[str | None, list[Any]]:
         messages = request["messages"]
         results = []
@@ -268,6 +313,7 @@ class OpenAICompatibleKit(OpenAIKit):
     """llama.cpp's OpenAI endpoint: no key, its own base URL, the reused prefix in ``timings``."""
 
     adapter = "openai_compatible"
+    has_ids = False
     base_url = "http://127.0.0.1:8080/v1"
     url = "http://127.0.0.1:8080/v1/chat/completions"
     key_env = None
@@ -279,6 +325,13 @@ class OpenAICompatibleKit(OpenAIKit):
             "cache_n": USAGE["cached"],
             "prompt_n": USAGE["prompt"] - USAGE["cached"],
         }
+        return body
+
+    def call_body(self, calls: list[dict[str, Any]], text: str = "") -> dict[str, Any]:
+        # Some local servers send tool calls without ids: the adapter must derive stable ones.
+        body = super().call_body(calls, text)
+        for call in body["choices"][0]["message"]["tool_calls"]:
+            del call["id"]
         return body
 
     def auth_ok(self, headers: Any) -> bool:
@@ -322,21 +375,32 @@ class OpenAIResponsesKit(Kit):
             ]
         )
 
-    def call_body(self, call: dict[str, Any], text: str = "") -> dict[str, Any]:
-        return self._response(
-            [
-                {
-                    "type": "function_call",
-                    "id": "fc_12345xyz",
-                    "call_id": call["id"].replace("toolu", "call"),
-                    "name": call["name"],
-                    "arguments": json.dumps(call["input"]),
-                    "status": "completed",
-                }
-            ]
+    def call_body(self, calls: list[dict[str, Any]], text: str = "") -> dict[str, Any]:
+        output: list[dict[str, Any]] = []
+        if text:
+            output.append(self.text_body(text)["output"][0])
+        output.extend(
+            {
+                "type": "function_call",
+                "id": "fc_" + call["id"],
+                "call_id": call["id"].replace("toolu", "call"),
+                "name": call["name"],
+                "arguments": json.dumps(call["input"]),
+                "status": "completed",
+            }
+            for call in calls
         )
+        return self._response(output)
+
+    def call_links(self, request: dict[str, Any]) -> tuple[list[str], list[str]]:
+        items = request["input"]
+        calls = [i["call_id"] for i in items if i.get("type") == "function_call"]
+        results = [i["call_id"] for i in items if i.get("type") == "function_call_output"]
+        last_calls = calls[-len(results) :] if results else []
+        return last_calls, results[-len(last_calls) :] if last_calls else []
 
     error = OpenAIKit.error
+    error_code = OpenAIKit.error_code
 
     def last_turn(self, request: dict[str, Any]) -> tuple[str | None, list[Any]]:
         items = request["input"]
@@ -384,15 +448,26 @@ class GeminiKit(Kit):
     def text_body(self, text: str) -> dict[str, Any]:
         return self._response([{"text": text}])
 
-    def call_body(self, call: dict[str, Any], text: str = "") -> dict[str, Any]:
+    def call_body(self, calls: list[dict[str, Any]], text: str = "") -> dict[str, Any]:
         parts: list[dict[str, Any]] = [{"text": text}] if text else []
-        parts.append(
+        parts.extend(
             {
                 "functionCall": {"name": call["name"], "args": call["input"]},
                 "thoughtSignature": "CiQBVKhc7oJ8" + call["id"][-4:],
             }
+            for call in calls
         )
         return self._response(parts)
+
+    def call_links(self, request: dict[str, Any]) -> tuple[list[str], list[str]]:
+        # Gemini pairs a response with its call by name and position (or by id on newer models).
+        calls = [
+            p["functionCall"]["name"]
+            for p in request["contents"][-2]["parts"]
+            if "functionCall" in p
+        ]
+        results = [p["functionResponse"]["name"] for p in request["contents"][-1]["parts"]]
+        return calls, results
 
     def error(self, kind: str) -> tuple[int, dict[str, Any], dict[str, str]]:
         status, code = {
@@ -405,6 +480,9 @@ class GeminiKit(Kit):
         }[kind]
         body = {"error": {"code": status, "message": f"Gemini says {kind}", "status": code}}
         return status, body, {"Retry-After": "3"} if kind == "rate_limited" else {}
+
+    def error_code(self, body: dict[str, Any]) -> str | None:
+        return body["error"]["status"]
 
     def last_turn(self, request: dict[str, Any]) -> tuple[str | None, list[Any]]:
         parts = request["contents"][-1]["parts"]
@@ -446,14 +524,27 @@ class OllamaKit(Kit):
     def text_body(self, text: str) -> dict[str, Any]:
         return self._chat({"role": "assistant", "content": text})
 
-    def call_body(self, call: dict[str, Any], text: str = "") -> dict[str, Any]:
+    def call_body(self, calls: list[dict[str, Any]], text: str = "") -> dict[str, Any]:
         return self._chat(
             {
                 "role": "assistant",
                 "content": text,
-                "tool_calls": [{"function": {"name": call["name"], "arguments": call["input"]}}],
+                "tool_calls": [
+                    {"function": {"name": call["name"], "arguments": call["input"]}}
+                    for call in calls
+                ],
             }
         )
+
+    def call_links(self, request: dict[str, Any]) -> tuple[list[str], list[str]]:
+        messages = request["messages"]
+        results = []
+        index = len(messages) - 1
+        while messages[index]["role"] == "tool":
+            results.insert(0, messages[index]["tool_name"])
+            index -= 1
+        calls = [c["function"]["name"] for c in messages[index]["tool_calls"]]
+        return calls, results
 
     def error(self, kind: str) -> tuple[int, dict[str, Any], dict[str, str]]:
         status, message = {
@@ -465,6 +556,12 @@ class OllamaKit(Kit):
             "bad_request": (400, "registry.ollama.ai/library/gemma:2b does not support tools"),
         }[kind]
         return status, {"error": message}, {"Retry-After": "3"} if kind == "rate_limited" else {}
+
+    def error_message(self, body: dict[str, Any]) -> str:
+        return body["error"]
+
+    def error_code(self, body: dict[str, Any]) -> str | None:
+        return None
 
     def last_turn(self, request: dict[str, Any]) -> tuple[str | None, list[Any]]:
         messages = [

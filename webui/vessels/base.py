@@ -98,7 +98,20 @@ class VesselAdapter(ABC):
     def complete(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> VesselReply:
         """Call the vessel once with ``prompt`` and ``tools``; raise a ``VesselError`` on failure."""
         request = self.build_request(prompt=prompt, tools=tools)
-        return self.parse_response(self.send(request), prompt=prompt)
+        return self.parse_answer(self.send(request), prompt=prompt)
+
+    def parse_answer(self, response: Any, *, prompt: Prompt) -> VesselReply:
+        """:meth:`parse_response`, with an answer of an unexpected shape turned into a clear error."""
+        try:
+            return self.parse_response(response, prompt=prompt)
+        except VesselError:
+            raise
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+            raise VesselError(
+                f"{self.provider_name} answered in a shape this adapter does not understand "
+                f"({type(exc).__name__}: {exc}).",
+                code="bad_response",
+            ) from exc
 
     def complete_structured(
         self, *, prompt: Prompt, schema: dict[str, Any], schema_name: str
@@ -110,7 +123,7 @@ class VesselAdapter(ABC):
         """
         request = self.build_request(prompt=prompt, tools=())
         request = self.with_json_mode(request, schema=schema, schema_name=schema_name)
-        reply = self.parse_response(self.send(request), prompt=prompt)
+        reply = self.parse_answer(self.send(request), prompt=prompt)
         return StructuredReply(
             data=parse_json_object(reply.text), text=reply.text, usage=reply.usage
         )
@@ -135,6 +148,12 @@ class VesselAdapter(ABC):
 
     def configuration_problem(self) -> str | None:
         """What stops this vessel from being called, in plain words, or ``None``."""
+        if self.vessel.api_key_env:
+            from webui.models import api_key_env_problem
+
+            problem = api_key_env_problem(self.vessel.api_key_env)
+            if problem:
+                return f"The vessel {self.vessel.name} cannot use its key variable: {problem}"
         if self.requires_api_key and not self.vessel.api_key:
             if not self.vessel.api_key_env:
                 return (

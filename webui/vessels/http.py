@@ -20,6 +20,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from webui.canonical import canonical_bytes
+from webui.outbound_http import BodyTooLarge, DeadlineExceeded, read_body
 from webui.vessels.base import VesselAdapter
 from webui.vessels.errors import VesselError
 
@@ -31,7 +32,6 @@ SESSION.mount("https://", requests.adapters.HTTPAdapter(max_retries=0))
 SESSION.mount("http://", requests.adapters.HTTPAdapter(max_retries=0))
 
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
-CHUNK_BYTES = 16 * 1024
 
 # Tests replace this to record delays instead of waiting them out.
 sleep = time.sleep
@@ -178,10 +178,15 @@ class RequestsAdapter(VesselAdapter):
                 allow_redirects=False,
             )
             try:
-                raw = self.read_body(response, deadline_at=deadline_at)
+                raw = read_body(response, deadline_at=deadline_at, max_bytes=MAX_RESPONSE_BYTES)
             finally:
                 response.close()
-        except (requests.Timeout, urllib3.exceptions.ReadTimeoutError) as exc:
+        except BodyTooLarge as exc:
+            raise VesselError(
+                f"{self.provider_name} sent too large an answer ({exc}); refused.",
+                code="response_too_large",
+            ) from exc
+        except (DeadlineExceeded, requests.Timeout, urllib3.exceptions.ReadTimeoutError) as exc:
             raise self.timeout_error() from exc
         except (requests.ConnectionError, urllib3.exceptions.ProtocolError) as exc:
             raise VesselError(
@@ -189,6 +194,13 @@ class RequestsAdapter(VesselAdapter):
                 code="connection_failed",
                 retryable=True,
             ) from exc
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+            # Only the exception's type: its text can quote a header value, and so the API key.
+            raise VesselError(
+                f"The request to {self.provider_name} could not be made ({type(exc).__name__}); "
+                "check the vessel's base URL and key.",
+                code="request_failed",
+            ) from None
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
@@ -210,27 +222,6 @@ class RequestsAdapter(VesselAdapter):
                 status=response.status_code,
             )
         return body
-
-    def read_body(self, response: requests.Response, *, deadline_at: float) -> bytes:
-        """The body, read in chunks against the deadline and the size cap."""
-        chunks = []
-        size = 0
-        while True:
-            # read1 returns whatever has arrived (up to CHUNK_BYTES) instead of waiting for a full
-            # chunk, so a server dripping bytes is checked against the deadline after every read.
-            chunk = response.raw.read1(CHUNK_BYTES, decode_content=True)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > MAX_RESPONSE_BYTES:
-                raise VesselError(
-                    f"{self.provider_name} sent more than {MAX_RESPONSE_BYTES} bytes; refused.",
-                    code="response_too_large",
-                )
-            chunks.append(chunk)
-            if time.monotonic() > deadline_at:
-                raise self.timeout_error()
-        return b"".join(chunks)
 
     def timeout_error(self) -> VesselError:
         return VesselError(

@@ -12,6 +12,7 @@ from webui.canonical import canonical_json
 from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound
 from webui.vessels.base import (
     VesselReply,
+    derived_call_id,
     normalised_usage,
     parse_json_arguments,
     prompt_items,
@@ -106,7 +107,7 @@ class OpenAIAdapter(RequestsAdapter):
         message = choices[0].get("message") or {}
         calls = tuple(
             ToolCall(
-                id=call.get("id") or f"call_{index}",
+                id=call.get("id") or derived_call_id(prompt, index),
                 name=(call.get("function") or {}).get("name", ""),
                 input=parse_json_arguments((call.get("function") or {}).get("arguments")),
             )

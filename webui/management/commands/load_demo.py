@@ -3,6 +3,7 @@
 import secrets
 from typing import Any
 
+from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
@@ -51,19 +52,15 @@ class Command(BaseCommand):
                 },
             )
         url = options["url"].rstrip("/")
-        self.stdout.write(
-            self.style.SUCCESS(
-                "\n".join(
-                    [
-                        "",
-                        "Demo household ready.",
-                        f"  WebUI:    {url}/",
-                        f"  Log in:   {url}/accounts/login/",
-                        f"  Username: {DEMO_USERNAME}",
-                        f"  Password: {password}",
-                        f"  Admin:    {url}/admin/ (same login)",
-                        "",
-                    ]
-                )
-            )
-        )
+        lines = [
+            "",
+            "Demo household ready.",
+            f"  WebUI:    {url}/",
+            f"  Log in:   {url}/accounts/login/",
+            f"  Username: {DEMO_USERNAME}",
+            f"  Password: {password}",
+            f"  Admin:    {url}/admin/ (same login)",
+        ]
+        if apps.is_installed("pippa_memory"):
+            lines.append(f"  Pins:     {url}/admin/pippa_memory/pinrecord/")
+        self.stdout.write(self.style.SUCCESS("\n".join([*lines, ""])))
