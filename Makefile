@@ -6,6 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
+ENGINE_PORT ?= 8765
 
 .PHONY: run test lint format migrate clean
 
@@ -23,6 +24,9 @@ $(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(BIN)/python
 	@touch $@ $(VENV)/.runtime-installed
 
 run: export DJANGO_DEBUG ?= true
+run: export PIPPA_MEMORY_URL ?= http://127.0.0.1:$(ENGINE_PORT)
+run: export PIPPA_MEMORY_TOKEN ?= demo-engine-token
+run: export ENGINE_PORT := $(ENGINE_PORT)
 run: $(VENV)/.runtime-installed
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT)

@@ -8,6 +8,7 @@ class PippaMemoryConfig(AppConfig):
     verbose_name = "Pippa memory"
 
     def ready(self) -> None:
+        from pippa_memory import checks  # noqa: F401  (registers the system checks)
         from pippa_memory.extension import MemoryExtension
         from webui.extensions import register_extension
 

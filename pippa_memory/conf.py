@@ -11,6 +11,21 @@ from django.conf import settings
 DEFAULTS: dict[str, Any] = {
     # The one switch: false closes every seam and door on this side.
     "ENABLED": True,
+    # Base URL of the memory engine; empty means "not configured" (absent, no traffic).
+    "URL": "",
+    # Sent as "Authorization: Bearer ..." on every call to the engine.
+    "TOKEN": "",
+    "CONNECT_TIMEOUT": 0.5,
+    "READ_TIMEOUT": 1.0,
+    # Total seconds the engine may cost one chat turn.
+    "CHAT_BUDGET": 1.5,
+    # Consecutive failures that open the breaker, and seconds until it lets one call through.
+    "BREAKER_FAIL_MAX": 3,
+    "BREAKER_RESET_TIMEOUT": 30.0,
+    # A block longer than this is refused (pinned absent, reason "block_too_large"), never cut.
+    "MAX_BLOCK_CHARS": 16000,
+    # An engine answer larger than this is refused while it is read.
+    "MAX_RESPONSE_BYTES": 1_000_000,
 }
 
 

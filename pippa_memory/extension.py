@@ -3,6 +3,7 @@
 from typing import Any
 
 from pippa_memory.conf import memory_settings
+from pippa_memory.pinning import pinned_block
 from pippa_memory.tool import MEMORY_TOOL, TOOL_NAME, input_problem
 from webui.extensions import TurnContext, TurnExtension
 from webui.prompt import ToolCall, ToolDefinition
@@ -17,6 +18,9 @@ class MemoryExtension(TurnExtension):
     """Fills the host's extension points with the memory seams and the memory tool."""
 
     name = "pippa_memory"
+
+    def memory_block(self, *, turn: TurnContext) -> str | None:
+        return pinned_block(turn.conversation)
 
     def tools(self, *, turn: TurnContext) -> list[ToolDefinition]:
         conversation = turn.conversation

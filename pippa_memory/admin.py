@@ -1,0 +1,116 @@
+"""Staff views of memory: pin history, stored blocks, and each conversation's pin with a re-pin."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+
+from pippa_memory.models import ConversationPin, MemoryBlock, PinRecord
+from pippa_memory.pinning import request_repin
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Records are written by the system; staff read them."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(PinRecord)
+class PinRecordAdmin(ReadOnlyAdmin):
+    list_display = [
+        "created_at",
+        "conversation",
+        "soul",
+        "outcome",
+        "revision",
+        "short_sha256",
+        "reason",
+        "engine_latency_ms",
+        "requested_by",
+    ]
+    list_filter = ["soul", "outcome", "created_at"]
+    date_hierarchy = "created_at"
+    search_fields = ["conversation__id", "conversation__title", "revision", "reason"]
+    list_select_related = ["conversation", "soul", "requested_by"]
+
+    @admin.display(description="sha256")
+    def short_sha256(self, record: PinRecord) -> str:
+        return record.sha256[:12]
+
+
+@admin.register(MemoryBlock)
+class MemoryBlockAdmin(ReadOnlyAdmin):
+    list_display = ["soul", "revision", "sha256", "fetched_at"]
+    list_filter = ["soul", "fetched_at"]
+    fields = ["soul", "revision", "sha256", "fetched_at", "text"]
+
+
+class RepinForm(forms.Form):
+    reason = forms.CharField(
+        max_length=300,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Recorded in the pin history with your name.",
+    )
+
+
+@admin.register(ConversationPin)
+class ConversationPinAdmin(ReadOnlyAdmin):
+    list_display = ["__str__", "soul", "viewer", "kind", "pinned_head", "pinned_at"]
+    list_filter = ["soul", "kind", "pinned_at"]
+    search_fields = ["id", "title"]
+    fields = ["id", "soul", "viewer", "kind", "temporary", "pinned_head", "pinned_at", "block"]
+    readonly_fields = fields
+    actions = ["repin_at_next_turn"]
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        # Read-only detail pages, but the re-pin action needs change permission to appear.
+        return request.user.is_staff and obj is None
+
+    @admin.display(description="pinned block")
+    def block(self, conversation: ConversationPin) -> str:
+        if conversation.pinned_at is None:
+            return "Not pinned yet: the block is decided at the next turn."
+        if conversation.pinned_head is None:
+            record = conversation.pin_records.filter(outcome=PinRecord.Outcome.ABSENT).first()
+            why = record.reason if record else "unknown"
+            return f"Pinned absent (no memory block for this conversation): {why}."
+        found = MemoryBlock.objects.filter(
+            soul_id=conversation.soul_id, revision=conversation.pinned_head
+        ).first()
+        return found.text if found else "The block for this revision is not stored here."
+
+    @admin.action(description="Re-pin at next turn (costs one prompt-cache miss)")
+    def repin_at_next_turn(
+        self, request: HttpRequest, queryset: QuerySet[ConversationPin]
+    ) -> HttpResponse | None:
+        form = RepinForm(request.POST if "confirm" in request.POST else None)
+        if "confirm" in request.POST and form.is_valid():
+            for conversation in queryset:
+                request_repin(
+                    conversation=conversation,
+                    requested_by=request.user,
+                    reason=form.cleaned_data["reason"],
+                )
+            self.message_user(
+                request,
+                f"{queryset.count()} conversation(s) will pin afresh at their next turn.",
+                messages.SUCCESS,
+            )
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Re-pin at next turn",
+            "conversations": queryset,
+            "form": form,
+            "opts": self.model._meta,
+            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(request, "pippa_memory/repin_confirm.html", context)

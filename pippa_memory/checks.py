@@ -1,0 +1,61 @@
+"""System checks for the memory plug-in's configuration (``manage.py check``)."""
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.core import checks
+
+from pippa_memory.conf import memory_settings
+
+
+@checks.register()
+def check_memory_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``pippa_memory.E001``–``E003`` for settings that cannot work, ``W001``/``W002`` for gaps."""
+    found: list[checks.CheckMessage] = []
+    if not memory_settings.ENABLED:
+        return found
+    url = memory_settings.URL
+    if not url:
+        found.append(
+            checks.Warning(
+                "PIPPA_MEMORY_URL is not set: memory runs absent (no block, no engine calls).",
+                hint="Set PIPPA_MEMORY_URL to the memory engine, or PIPPA_MEMORY_ENABLED=false.",
+                id="pippa_memory.W001",
+            )
+        )
+    else:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            found.append(
+                checks.Error(
+                    f"PIPPA_MEMORY_URL {url!r} is not an http(s) URL.",
+                    hint="For example http://127.0.0.1:8765",
+                    id="pippa_memory.E001",
+                )
+            )
+        if not memory_settings.TOKEN:
+            found.append(
+                checks.Warning(
+                    "PIPPA_MEMORY_TOKEN is not set: calls to the engine carry no credentials.",
+                    id="pippa_memory.W002",
+                )
+            )
+    for name in ("CONNECT_TIMEOUT", "READ_TIMEOUT", "CHAT_BUDGET", "BREAKER_RESET_TIMEOUT"):
+        value = getattr(memory_settings, name)
+        if not isinstance(value, int | float) or value <= 0:
+            found.append(
+                checks.Error(
+                    f"PIPPA_MEMORY_{name} must be a positive number of seconds, not {value!r}.",
+                    id="pippa_memory.E002",
+                )
+            )
+    for name in ("BREAKER_FAIL_MAX", "MAX_BLOCK_CHARS", "MAX_RESPONSE_BYTES"):
+        value = getattr(memory_settings, name)
+        if not isinstance(value, int) or value < 1:
+            found.append(
+                checks.Error(
+                    f"PIPPA_MEMORY_{name} must be a whole number of at least 1, not {value!r}.",
+                    id="pippa_memory.E003",
+                )
+            )
+    return found

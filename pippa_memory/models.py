@@ -1,0 +1,80 @@
+"""The plug-in's records: pinned memory blocks and the history of every pin decision."""
+
+import hashlib
+
+from django.conf import settings
+from django.db import models
+
+from webui.models import Conversation, Soul
+
+
+def sha256_of(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class MemoryBlock(models.Model):
+    """A soul's memory block at one engine revision. Immutable: one row per (soul, revision)."""
+
+    soul = models.ForeignKey(Soul, on_delete=models.CASCADE, related_name="memory_blocks")
+    revision = models.CharField(max_length=100)
+    text = models.TextField()
+    sha256 = models.CharField(max_length=64)
+    fetched_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["soul", "revision"], name="memory_block_once_per_revision"
+            )
+        ]
+        ordering = ["-fetched_at"]
+
+    def __str__(self) -> str:
+        return f"{self.soul} @ {self.revision}"
+
+
+class PinRecord(models.Model):
+    """One pin decision: a pin, an absent pin (with why), or an admin's request to re-pin."""
+
+    class Outcome(models.TextChoices):
+        PINNED = "pinned", "Pinned"
+        ABSENT = "absent", "Pinned absent"
+        REPIN_REQUESTED = "repin_requested", "Re-pin requested"
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="pin_records"
+    )
+    soul = models.ForeignKey(Soul, on_delete=models.CASCADE, related_name="pin_records")
+    outcome = models.CharField(max_length=20, choices=Outcome.choices)
+    revision = models.CharField(max_length=100, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True)
+    reason = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="Why the pin is absent, or why a re-pin was asked for.",
+    )
+    engine_latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The admin who asked for a re-pin.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.get_outcome_display()} {self.revision or self.reason}"
+
+
+class ConversationPin(Conversation):
+    """A conversation seen through its pin, for the admin (a proxy: no table of its own)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "conversation pin"
+        verbose_name_plural = "conversation pins"

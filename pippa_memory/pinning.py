@@ -1,0 +1,164 @@
+"""The pinned head: a conversation's memory block is decided once, at its first turn.
+
+At the first turn one engine call gets the soul's head revision and its rendered block; the block
+is stored locally (immutable per soul and revision, with its sha256) and the revision is written on
+the conversation row by a conditional update, so two concurrent first turns end with one pin. Every
+later turn reads the block from the local table with no engine call, so its bytes never move.
+When memory is off, the conversation is temporary, the engine is unconfigured or down, or its block
+is too large, the conversation is *pinned absent*: no block for life, and the reason is recorded.
+"""
+
+import logging
+from dataclasses import dataclass
+from html import escape
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from pippa_memory import contract
+from pippa_memory.client import call_engine
+from pippa_memory.conf import memory_settings
+from pippa_memory.models import MemoryBlock, PinRecord, sha256_of
+from webui.models import Conversation
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PinDecision:
+    """What the first turn found: a revision and block, or the reason there is none."""
+
+    revision: str | None
+    text: str | None
+    reason: str
+    latency_ms: int | None
+
+
+def render_block(*, soul_slug: str, revision: str, text: str) -> str:
+    """The fixed envelope the block sits in, after the vault base and before the disclosure."""
+    return (
+        f'<memory soul="{escape(soul_slug)}" revision="{escape(revision)}">\n'
+        f"{text.strip()}\n</memory>"
+    )
+
+
+def decide_pin(conversation: Conversation, *, budget: float | None = None) -> PinDecision:
+    """Ask the engine for the soul's head, or say why the conversation goes without a block."""
+    if not memory_settings.ENABLED:
+        return PinDecision(None, None, "memory_disabled", None)
+    if conversation.temporary:
+        return PinDecision(None, None, "temporary", None)
+    soul = conversation.soul
+    answer = call_engine("GET", f"/v1/souls/{soul.slug}/head", schema=contract.BLOCK, budget=budget)
+    if not answer.ok:
+        return PinDecision(None, None, answer.reason, answer.latency_ms)
+    data = answer.data
+    if data["soul"] != soul.slug:
+        return PinDecision(None, None, "wrong_soul", answer.latency_ms)
+    if len(data["block"]) > memory_settings.MAX_BLOCK_CHARS:
+        # Never silently cut: a truncated block would read as the whole memory.
+        return PinDecision(None, None, "block_too_large", answer.latency_ms)
+    return PinDecision(data["revision"], data["block"], "", answer.latency_ms)
+
+
+def store_block(*, conversation: Conversation, revision: str, text: str) -> MemoryBlock:
+    """Keep the block for (soul, revision); an existing row wins, since revisions are immutable."""
+    digest = sha256_of(text)
+    try:
+        with transaction.atomic():
+            block, created = MemoryBlock.objects.get_or_create(
+                soul=conversation.soul, revision=revision, defaults={"text": text, "sha256": digest}
+            )
+    except IntegrityError:
+        block, created = MemoryBlock.objects.get(soul=conversation.soul, revision=revision), False
+    if not created and block.sha256 != digest:
+        logger.warning(
+            "The engine sent different text for %s revision %s; the stored block is kept.",
+            conversation.soul.slug,
+            revision,
+        )
+    return block
+
+
+def pin_conversation(conversation: Conversation, *, budget: float | None = None) -> None:
+    """Pin ``conversation`` if nobody has yet; afterwards its ``pinned_*`` fields are current."""
+    decision = decide_pin(conversation, budget=budget)
+    block = None
+    if decision.revision is not None:
+        block = store_block(
+            conversation=conversation, revision=decision.revision, text=decision.text or ""
+        )
+    with transaction.atomic():
+        won = Conversation.objects.filter(pk=conversation.pk, pinned_at__isnull=True).update(
+            pinned_head=decision.revision, pinned_at=timezone.now()
+        )
+        if won:
+            PinRecord.objects.create(
+                conversation=conversation,
+                soul=conversation.soul,
+                outcome=PinRecord.Outcome.PINNED if block else PinRecord.Outcome.ABSENT,
+                revision=decision.revision or "",
+                sha256=block.sha256 if block else "",
+                reason=decision.reason,
+                engine_latency_ms=decision.latency_ms,
+            )
+    conversation.refresh_from_db(fields=["pinned_head", "pinned_at"])
+
+
+def fetch_block(conversation: Conversation, *, budget: float | None = None) -> MemoryBlock | None:
+    """The stored block a pinned conversation needs, fetched by revision if the row went missing."""
+    block = MemoryBlock.objects.filter(
+        soul_id=conversation.soul_id, revision=conversation.pinned_head
+    ).first()
+    if block is not None:
+        return block
+    answer = call_engine(
+        "GET",
+        f"/v1/souls/{conversation.soul.slug}/blocks/{conversation.pinned_head}",
+        schema=contract.BLOCK,
+        budget=budget,
+    )
+    if not answer.ok or answer.data["revision"] != conversation.pinned_head:
+        logger.error(
+            "Conversation %s is pinned to %s but its block is missing here and at the engine (%s).",
+            conversation.pk,
+            conversation.pinned_head,
+            answer.reason or "revision mismatch",
+        )
+        return None
+    return store_block(
+        conversation=conversation, revision=conversation.pinned_head, text=answer.data["block"]
+    )
+
+
+def pinned_block(conversation: Conversation, *, budget: float | None = None) -> str | None:
+    """The memory block for this turn of ``conversation``: pinned at the first turn, then reused."""
+    if conversation.pinned_at is None:
+        pin_conversation(conversation, budget=budget)
+    if conversation.pinned_head is None:
+        return None
+    block = fetch_block(conversation, budget=budget)
+    if block is None:
+        return None
+    return render_block(
+        soul_slug=conversation.soul.slug, revision=conversation.pinned_head, text=block.text
+    )
+
+
+def request_repin(*, conversation: Conversation, requested_by: object, reason: str) -> PinRecord:
+    """Make the conversation pin afresh at its next turn, recording who asked and why.
+
+    This moves the front of the prompt once: the vessel's prompt cache misses on the next turn.
+    """
+    with transaction.atomic(durable=True):
+        record = PinRecord.objects.create(
+            conversation=conversation,
+            soul=conversation.soul,
+            outcome=PinRecord.Outcome.REPIN_REQUESTED,
+            revision=conversation.pinned_head or "",
+            reason=reason,
+            requested_by=requested_by,
+        )
+        Conversation.objects.filter(pk=conversation.pk).update(pinned_head=None, pinned_at=None)
+    conversation.refresh_from_db(fields=["pinned_head", "pinned_at"])
+    return record

@@ -1,0 +1,127 @@
+"""Pin history for admins: every pin and absent pin listed with filters, each conversation's block
+readable, and a deliberate re-pin that asks for a reason, records who, and warns of the cost."""
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from pippa_memory.models import PinRecord
+from pippa_memory.reference_engine import ReferenceEngine
+from webui.models import Conversation
+from webui.turns import run_turn
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def staff(make_user: Any) -> Any:
+    return make_user("root", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def staff_client(staff: Any) -> Client:
+    client = Client()
+    client.force_login(staff)
+    return client
+
+
+@pytest.fixture
+def pinned(memory_on: ReferenceEngine, conversation: Conversation) -> Conversation:
+    memory_on.state.remember("pippa", "The spare key is under the blue pot.")
+    run_turn(conversation=conversation, text="hello")
+    conversation.refresh_from_db()
+    return conversation
+
+
+def test_the_pin_history_lists_pins_and_absent_pins_with_filters(
+    staff_client: Client, pinned: Conversation, make_conversation: Any
+) -> None:
+    run_turn(conversation=make_conversation(temporary=True), text="hi")
+
+    page = staff_client.get("/admin/pippa_memory/pinrecord/").content.decode()
+    assert "Pinned absent" in page
+    assert "temporary" in page
+    assert pinned.pinned_head in page
+    filtered = staff_client.get("/admin/pippa_memory/pinrecord/?outcome__exact=absent")
+    assert filtered.status_code == 200
+    assert pinned.pinned_head not in filtered.content.decode()
+    assert (
+        staff_client.get(
+            f"/admin/pippa_memory/pinrecord/?soul__id__exact={pinned.soul_id}"
+        ).status_code
+        == 200
+    )
+    assert (
+        staff_client.get("/admin/pippa_memory/pinrecord/?created_at__year=2026").status_code == 200
+    )
+
+
+def test_each_conversation_shows_its_pinned_block_text(
+    staff_client: Client, pinned: Conversation
+) -> None:
+    page = staff_client.get(f"/admin/pippa_memory/conversationpin/{pinned.pk}/change/")
+
+    assert page.status_code == 200
+    assert "The spare key is under the blue pot." in page.content.decode()
+
+
+def test_repin_asks_for_a_reason_warns_of_the_cost_and_records_who(
+    staff_client: Client, staff: Any, pinned: Conversation
+) -> None:
+    url = "/admin/pippa_memory/conversationpin/"
+    asked = staff_client.post(
+        url, {"action": "repin_at_next_turn", "_selected_action": [pinned.pk]}
+    )
+    assert asked.status_code == 200
+    assert "cache misses" in asked.content.decode()
+    assert not PinRecord.objects.filter(outcome="repin_requested").exists()
+
+    no_reason = staff_client.post(
+        url,
+        {
+            "action": "repin_at_next_turn",
+            "_selected_action": [pinned.pk],
+            "confirm": "yes",
+            "reason": "",
+        },
+    )
+    assert "This field is required" in no_reason.content.decode()
+    assert not PinRecord.objects.filter(outcome="repin_requested").exists()
+
+    staff_client.post(
+        url,
+        {
+            "action": "repin_at_next_turn",
+            "_selected_action": [pinned.pk],
+            "confirm": "yes",
+            "reason": "The engine was rebuilt.",
+        },
+    )
+    record = PinRecord.objects.get(outcome="repin_requested")
+    assert record.requested_by == staff
+    assert record.reason == "The engine was rebuilt."
+    pinned.refresh_from_db()
+    assert pinned.pinned_at is None
+
+
+def test_pin_history_is_staff_only(pinned: Conversation, user: Any) -> None:
+    client = Client()
+    client.force_login(user)
+
+    response = client.get("/admin/pippa_memory/pinrecord/")
+
+    assert response.status_code == 302
+    assert "/admin/login/" in response["Location"]
+
+
+def test_pin_records_cannot_be_added_or_edited(staff_client: Client, pinned: Conversation) -> None:
+    record = PinRecord.objects.get()
+
+    assert staff_client.get("/admin/pippa_memory/pinrecord/add/").status_code == 403
+    response = staff_client.post(
+        f"/admin/pippa_memory/pinrecord/{record.pk}/change/", {"reason": "tampered"}
+    )
+    assert response.status_code == 403
+    record.refresh_from_db()
+    assert record.reason == ""

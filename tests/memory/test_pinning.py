@@ -1,0 +1,316 @@
+"""The pinned head: one engine call at the first turn, the block stored and reused for life, and
+the front of the prompt unchanged by anything the engine does later, down to its failures."""
+
+import threading
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from pippa_memory.models import MemoryBlock, PinRecord, sha256_of
+from pippa_memory.pinning import pin_conversation, request_repin
+from pippa_memory.reference_engine import ReferenceEngine
+from webui.models import Conversation
+from webui.turns import run_turn
+
+pytestmark = pytest.mark.django_db
+
+
+def head_calls(engine: ReferenceEngine) -> int:
+    return sum(1 for r in engine.received if r["path"].endswith("/head"))
+
+
+def test_the_first_turn_pins_the_head_and_stores_the_block(
+    memory_on: ReferenceEngine, conversation: Conversation, sent_requests: list[Any]
+) -> None:
+    revision = memory_on.state.remember("pippa", "Alice takes her tea with honey.")
+
+    run_turn(conversation=conversation, text="hello")
+
+    conversation.refresh_from_db()
+    assert conversation.pinned_head == revision
+    assert conversation.pinned_at is not None
+    block = MemoryBlock.objects.get(soul=conversation.soul, revision=revision)
+    assert "Alice takes her tea with honey." in block.text
+    assert block.sha256 == sha256_of(block.text)
+    record = PinRecord.objects.get(conversation=conversation)
+    assert record.outcome == "pinned"
+    assert record.revision == revision
+    assert record.sha256 == block.sha256
+    assert record.engine_latency_ms is not None
+    system = sent_requests[0]["system"]
+    envelope = f'<memory soul="pippa" revision="{revision}">\n{block.text}\n</memory>'
+    vault, rest = system.split("\n\n<memory ", 1)
+    assert vault.startswith("## Identity")
+    assert "<memory " + rest == f"{envelope}\n\nYou are talking with Alice, a household member."
+
+
+def test_the_engine_call_carries_the_token_and_a_request_id(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    run_turn(conversation=conversation, text="hello")
+
+    (request,) = memory_on.received
+    assert request["headers"]["Authorization"] == "Bearer engine-test-token"
+    assert len(request["headers"]["X-Request-Id"]) == 32
+
+
+def test_block_bytes_stay_the_same_on_turns_2_to_30_while_the_head_moves(
+    memory_on: ReferenceEngine, conversation: Conversation, sent_requests: list[Any]
+) -> None:
+    memory_on.state.remember("pippa", "The first thing.")
+
+    for turn in range(30):
+        run_turn(conversation=conversation, text=f"turn {turn}")
+        memory_on.state.remember("pippa", f"Something new after turn {turn}.")
+
+    systems = {request["system"] for request in sent_requests}
+    assert len(systems) == 1
+    assert "Something new" not in systems.pop()
+    assert head_calls(memory_on) == 1
+    conversation.refresh_from_db()
+    assert memory_on.state.souls["pippa"].head != conversation.pinned_head
+
+
+def test_a_new_conversation_pins_the_new_head(
+    memory_on: ReferenceEngine, make_conversation: Any
+) -> None:
+    first = make_conversation()
+    run_turn(conversation=first, text="hello")
+    memory_on.state.remember("pippa", "A new fact.")
+    second = make_conversation()
+
+    run_turn(conversation=second, text="hello")
+
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert first.pinned_head != second.pinned_head
+    assert second.pinned_head == memory_on.state.souls["pippa"].head
+
+
+def test_an_empty_conversation_pins_nothing(
+    memory_on: ReferenceEngine, make_conversation: Any
+) -> None:
+    conversation = make_conversation()
+
+    assert conversation.pinned_at is None
+    assert memory_on.received == []
+    assert not PinRecord.objects.exists()
+
+
+FAULTS = [
+    ("down", {}, "connection_failed"),
+    ("latency", {"seconds": 2.0}, "timeout"),
+    ("hang", {"seconds": 5.0}, "timeout"),
+    ("drip", {"seconds": 0.1}, "timeout"),
+    ("error", {"status": 503}, "http_error"),
+    ("error", {"status": 500}, "http_error"),
+    ("throttle", {"retry_after": 30}, "http_429"),
+    ("garbage", {}, "invalid_json"),
+    ("wrong_shape", {}, "wrong_shape"),
+    ("oversized", {}, "too_large"),
+    ("reset", {}, "connection_failed"),
+]
+
+
+@pytest.mark.parametrize(
+    ("mode", "options", "reason"), FAULTS, ids=[f[0] + str(f[1]) for f in FAULTS]
+)
+def test_under_every_fault_the_turn_completes_with_the_prompt_of_memory_off(
+    memory_on: ReferenceEngine,
+    configure: Any,
+    make_conversation: Any,
+    sent_requests: list[Any],
+    fixed_clock: Any,
+    mode: str,
+    options: dict[str, Any],
+    reason: str,
+) -> None:
+    configure(ENABLED=False)
+    off = run_turn(conversation=make_conversation(), text="hello")
+    configure(ENABLED=True)
+    memory_on.state.remember("pippa", "A memory the fault hides.")
+    memory_on.set_fault(mode, **options)
+    conversation = make_conversation()
+
+    faulted = run_turn(conversation=conversation, text="hello")
+
+    assert faulted.assistant_message.content == off.assistant_message.content
+    baseline, under_fault = sent_requests
+    assert under_fault["system"] == baseline["system"]
+    assert under_fault["messages"] == baseline["messages"]
+    conversation.refresh_from_db()
+    assert conversation.pinned_at is not None
+    assert conversation.pinned_head is None
+    record = PinRecord.objects.get(conversation=conversation)
+    assert (record.outcome, record.reason) == ("absent", reason)
+
+    # Pinned absent is for life: the engine back up changes nothing for this conversation.
+    memory_on.reset()
+    run_turn(conversation=conversation, text="hello again")
+    assert sent_requests[-1]["system"] == baseline["system"]
+
+
+def test_a_refused_connection_pins_absent(
+    configure: Any, conversation: Conversation, sent_requests: list[Any]
+) -> None:
+    with socket_nobody_listens_on() as url:
+        configure(URL=url)
+        run_turn(conversation=conversation, text="hello")
+
+    assert PinRecord.objects.get().reason == "connection_failed"
+    assert "<memory" not in sent_requests[0]["system"]
+
+
+def socket_nobody_listens_on() -> Any:
+    import contextlib
+    import socket
+
+    @contextlib.contextmanager
+    def closed_port() -> Any:
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        probe.close()
+        yield f"http://127.0.0.1:{port}"
+
+    return closed_port()
+
+
+def test_an_unset_engine_url_pins_absent_with_no_traffic(
+    engine: ReferenceEngine, memory_settings: dict[str, Any], conversation: Conversation
+) -> None:
+    run_turn(conversation=conversation, text="hello")
+
+    assert PinRecord.objects.get().reason == "engine_unconfigured"
+    assert engine.received == []
+
+
+def test_memory_switched_off_makes_no_request_at_all(
+    memory_on: ReferenceEngine, configure: Any, make_conversation: Any
+) -> None:
+    configure(ENABLED=False)
+
+    for text in ["hello", "remember tea", "recall tea", "ask about tea"]:
+        run_turn(conversation=make_conversation(), text=text)
+
+    assert memory_on.received == []
+    assert set(PinRecord.objects.values_list("reason", flat=True)) == {"memory_disabled"}
+    assert all(c.offered_tools == [] for c in Conversation.objects.all())
+
+
+def test_a_temporary_chat_pins_absent_without_asking(
+    memory_on: ReferenceEngine, make_conversation: Any
+) -> None:
+    run_turn(conversation=make_conversation(temporary=True), text="hello")
+
+    assert memory_on.received == []
+    assert PinRecord.objects.get().reason == "temporary"
+
+
+def test_a_block_over_the_cap_is_refused_never_cut(
+    memory_on: ReferenceEngine, configure: Any, conversation: Conversation, sent_requests: list[Any]
+) -> None:
+    configure(MAX_BLOCK_CHARS=50)
+    memory_on.state.remember("pippa", "x" * 100)
+
+    run_turn(conversation=conversation, text="hello")
+
+    assert PinRecord.objects.get().reason == "block_too_large"
+    assert "<memory" not in sent_requests[0]["system"]
+    assert not MemoryBlock.objects.exists()
+
+
+def test_the_breaker_opens_and_the_engine_sees_no_connection_until_reset(
+    memory_on: ReferenceEngine, configure: Any, make_conversation: Any
+) -> None:
+    configure(BREAKER_FAIL_MAX=2, BREAKER_RESET_TIMEOUT=0.6)
+    memory_on.set_fault("error", status=503)
+
+    for _ in range(5):
+        run_turn(conversation=make_conversation(), text="hello")
+
+    assert head_calls(memory_on) == 2
+    reasons = list(PinRecord.objects.order_by("created_at", "id").values_list("reason", flat=True))
+    assert reasons == ["http_error", "http_error", "breaker_open", "breaker_open", "breaker_open"]
+
+    memory_on.reset()
+    threading.Event().wait(0.7)  # past the breaker's reset time: one call may go through
+    late = make_conversation()
+    run_turn(conversation=late, text="hello")
+
+    assert head_calls(memory_on) == 3
+    late.refresh_from_db()
+    assert late.pinned_head is not None
+
+
+def test_a_missing_local_block_is_fetched_by_its_revision(
+    memory_on: ReferenceEngine, conversation: Conversation, sent_requests: list[Any]
+) -> None:
+    memory_on.state.remember("pippa", "Kept at the engine.")
+    run_turn(conversation=conversation, text="hello")
+    MemoryBlock.objects.all().delete()
+    memory_on.state.remember("pippa", "A newer head.")
+
+    run_turn(conversation=conversation, text="again")
+
+    assert sent_requests[0]["system"] == sent_requests[1]["system"]
+    conversation.refresh_from_db()
+    assert memory_on.received[-1]["path"] == f"/v1/souls/pippa/blocks/{conversation.pinned_head}"
+
+
+def test_an_admin_repin_takes_effect_at_the_next_turn_and_is_recorded(
+    memory_on: ReferenceEngine, conversation: Conversation, make_user: Any
+) -> None:
+    run_turn(conversation=conversation, text="hello")
+    conversation.refresh_from_db()
+    first = conversation.pinned_head
+    memory_on.state.remember("pippa", "Learned since.")
+    admin = make_user("root", is_staff=True)
+
+    request_repin(conversation=conversation, requested_by=admin, reason="engine rebuilt")
+    run_turn(conversation=conversation, text="again")
+
+    conversation.refresh_from_db()
+    assert conversation.pinned_head != first
+    history = list(PinRecord.objects.order_by("created_at", "id"))
+    assert [r.outcome for r in history] == ["pinned", "repin_requested", "pinned"]
+    assert history[1].requested_by == admin
+    assert history[1].reason == "engine rebuilt"
+    assert history[1].revision == first
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_concurrent_first_turns_end_with_one_pin(
+    memory_on: ReferenceEngine, make_conversation: Any
+) -> None:
+    conversation = make_conversation()
+    memory_on.state.remember("pippa", "Shared.")
+    memory_on.set_fault("latency", seconds=0.2)
+    start = threading.Barrier(2)
+    seen: list[str | None] = []
+    errors: list[BaseException] = []
+
+    def first_turn() -> None:
+        try:
+            mine = Conversation.objects.select_related("soul").get(pk=conversation.pk)
+            start.wait()
+            pin_conversation(mine)
+            seen.append(mine.pinned_head)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=first_turn) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+
+    assert errors == []
+    assert head_calls(memory_on) == 2
+    assert PinRecord.objects.filter(conversation=conversation).count() == 1
+    conversation.refresh_from_db()
+    assert seen == [conversation.pinned_head, conversation.pinned_head]
+    assert MemoryBlock.objects.count() == 1
