@@ -35,8 +35,8 @@ run: $(VENV)/.runtime-installed
 test: $(VENV)/.dev-installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -n auto
-	$(BIN)/python -m pytest -n auto tests/host tests/host_only --ds=tests.settings_host_only
+	$(BIN)/python -m pytest -n auto --dist loadgroup
+	$(BIN)/python -m pytest -n auto --dist loadgroup tests/host tests/host_only --ds=tests.settings_host_only
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check .

@@ -1,12 +1,16 @@
 """Staff views of memory: pin history, stored blocks, and each conversation's pin with a re-pin."""
 
+import json
+
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from django.utils.html import format_html
 
-from pippa_memory.models import ConversationPin, MemoryBlock, PinRecord
+from pippa_memory.models import ConversationPin, MemoryBlock, OutboxEvent, PinRecord
+from pippa_memory.outbox import make_due
 from pippa_memory.pinning import request_repin
 
 
@@ -114,3 +118,59 @@ class ConversationPinAdmin(ReadOnlyAdmin):
             "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "pippa_memory/repin_confirm.html", context)
+
+
+@admin.register(OutboxEvent)
+class OutboxEventAdmin(ReadOnlyAdmin):
+    list_display = [
+        "created_at",
+        "id",
+        "soul",
+        "status",
+        "attempts",
+        "next_attempt_at",
+        "last_status",
+        "short_error",
+    ]
+    list_filter = ["status", "soul", "created_at"]
+    date_hierarchy = "created_at"
+    search_fields = ["id", "conversation_id", "message_id"]
+    fields = [
+        "id",
+        "event_type",
+        "soul",
+        "conversation_id",
+        "message_id",
+        "status",
+        "attempts",
+        "next_attempt_at",
+        "last_status",
+        "last_error",
+        "created_at",
+        "delivered_at",
+        "pretty_payload",
+    ]
+    readonly_fields = fields
+    actions = ["retry_now", "revive_dead"]
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        # Read-only rows; the list's actions need change permission to be offered.
+        return request.user.is_staff and obj is None
+
+    @admin.display(description="last error")
+    def short_error(self, event: OutboxEvent) -> str:
+        return event.last_error[:80]
+
+    @admin.display(description="payload")
+    def pretty_payload(self, event: OutboxEvent) -> str:
+        return format_html("<pre>{}</pre>", json.dumps(event.payload, indent=2, ensure_ascii=False))
+
+    @admin.action(description="Retry now (pending events)")
+    def retry_now(self, request: HttpRequest, queryset: QuerySet[OutboxEvent]) -> None:
+        count = make_due(queryset, revive_dead=False)
+        self.message_user(request, f"{count} pending event(s) will be delivered now.")
+
+    @admin.action(description="Dead → pending (deliver again)")
+    def revive_dead(self, request: HttpRequest, queryset: QuerySet[OutboxEvent]) -> None:
+        count = make_due(queryset.filter(status=OutboxEvent.Status.DEAD), revive_dead=True)
+        self.message_user(request, f"{count} dead event(s) are pending again.")

@@ -13,3 +13,10 @@ class PippaMemoryConfig(AppConfig):
         from webui.extensions import register_extension
 
         register_extension(MemoryExtension())
+
+        from django.db.models.signals import post_save
+
+        from pippa_memory.signals import emit_turn_event
+        from webui.models import Message
+
+        post_save.connect(emit_turn_event, sender=Message, dispatch_uid="pippa_memory.turn_event")

@@ -4,6 +4,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.core import checks
+from django.db import DatabaseError
 
 from pippa_memory.conf import memory_settings
 
@@ -59,3 +60,23 @@ def check_memory_settings(app_configs: Any = None, **kwargs: Any) -> list[checks
                 )
             )
     return found
+
+
+@checks.register()
+def check_dead_turn_events(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``pippa_memory.W003`` while any turn event is dead (the engine never got it)."""
+    from pippa_memory.models import OutboxEvent
+
+    try:
+        dead = OutboxEvent.objects.dead().count()
+    except DatabaseError:
+        return []
+    if not dead:
+        return []
+    return [
+        checks.Warning(
+            f"{dead} turn event(s) are dead: the memory engine never received them.",
+            hint="See Outbox events in the admin, or run `manage.py memory_outbox redrive`.",
+            id="pippa_memory.W003",
+        )
+    ]

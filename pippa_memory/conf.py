@@ -26,6 +26,17 @@ DEFAULTS: dict[str, Any] = {
     "MAX_BLOCK_CHARS": 16000,
     # An engine answer larger than this is refused while it is read.
     "MAX_RESPONSE_BYTES": 1_000_000,
+    # Turn-event delivery: seconds one delivery may take, full-jitter backoff between attempts
+    # (uniform(0, min(max, base * 2**attempts)), a Retry-After wins), and how long an event is
+    # retried before it is dead.
+    "OUTBOX_DELIVERY_TIMEOUT": 10.0,
+    "OUTBOX_BASE_DELAY": 5.0,
+    "OUTBOX_MAX_DELAY": 3600.0,
+    "OUTBOX_MAX_AGE": 3 * 24 * 3600.0,
+    # Seconds past the delivery timeout before a claimed attempt may be tried by another worker.
+    "OUTBOX_LEASE_MARGIN": 30.0,
+    # Seconds between sweeps for due events whose wake-up was lost (a crash after commit).
+    "OUTBOX_SWEEP_INTERVAL": 30.0,
 }
 
 

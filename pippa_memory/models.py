@@ -1,9 +1,12 @@
 """The plug-in's records: pinned memory blocks and the history of every pin decision."""
 
 import hashlib
+import uuid
+from datetime import datetime
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from webui.models import Conversation, Soul
 
@@ -78,3 +81,52 @@ class ConversationPin(Conversation):
         proxy = True
         verbose_name = "conversation pin"
         verbose_name_plural = "conversation pins"
+
+
+class OutboxQuerySet(models.QuerySet["OutboxEvent"]):
+    def due(self, now: datetime) -> "OutboxQuerySet":
+        """Pending events whose next attempt time has come."""
+        return self.filter(status=OutboxEvent.Status.PENDING, next_attempt_at__lte=now)
+
+    def dead(self) -> "OutboxQuerySet":
+        return self.filter(status=OutboxEvent.Status.DEAD)
+
+
+class OutboxEvent(models.Model):
+    """A ``conversation.turn`` event waiting to reach the engine, written with the turn it reports.
+
+    The row is the guarantee: it is written in the same transaction as the assistant message, so a
+    committed turn always has its event, and a rolled-back one never does. Delivery is at least
+    once, with the event id as the ``Idempotency-Key``.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DELIVERED = "delivered", "Delivered"
+        DEAD = "dead", "Dead"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    event_type = models.CharField(max_length=50, default="conversation.turn")
+    soul = models.ForeignKey(Soul, on_delete=models.CASCADE, related_name="outbox_events")
+    conversation_id = models.UUIDField(db_index=True)
+    message_id = models.UUIDField(unique=True)
+    payload = models.JSONField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    last_error = models.TextField(blank=True)
+    last_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    revived_at = models.DateTimeField(
+        null=True, blank=True, help_text="When an operator made it pending again; retries restart."
+    )
+
+    objects = OutboxQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at"]
+        indexes = [models.Index(fields=["status", "next_attempt_at"], name="outbox_due_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} {self.id} ({self.status})"

@@ -8,6 +8,7 @@ profile, ``webui.settings_production``, builds on this module and hardens it.
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -119,7 +120,19 @@ REST_FRAMEWORK = {
     "UNAUTHENTICATED_USER": None,
 }
 
-TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+# Background tasks (django-tasks): the database backend on one machine (`manage.py db_worker`), or
+# RQ on Redis beyond it (`manage.py rqworker default`), chosen by WEBUI_TASKS_BACKEND.
+TASKS_BACKEND = env.str("WEBUI_TASKS_BACKEND", default="database")
+if TASKS_BACKEND == "rq":
+    INSTALLED_APPS.append("django_rq")
+    TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
+elif TASKS_BACKEND == "database":
+    TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+else:
+    raise ImproperlyConfigured(
+        f"WEBUI_TASKS_BACKEND must be 'database' or 'rq', not {TASKS_BACKEND!r}."
+    )
+RQ_QUEUES = {"default": {"URL": env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")}}
 
 # The host's own knobs.
 WEBUI = {
@@ -146,6 +159,12 @@ PIPPA_MEMORY = {
     "BREAKER_RESET_TIMEOUT": env.float("PIPPA_MEMORY_BREAKER_RESET_TIMEOUT", default=30.0),
     "MAX_BLOCK_CHARS": env.int("PIPPA_MEMORY_MAX_BLOCK_CHARS", default=16000),
     "MAX_RESPONSE_BYTES": env.int("PIPPA_MEMORY_MAX_RESPONSE_BYTES", default=1_000_000),
+    "OUTBOX_DELIVERY_TIMEOUT": env.float("PIPPA_MEMORY_OUTBOX_DELIVERY_TIMEOUT", default=10.0),
+    "OUTBOX_BASE_DELAY": env.float("PIPPA_MEMORY_OUTBOX_BASE_DELAY", default=5.0),
+    "OUTBOX_MAX_DELAY": env.float("PIPPA_MEMORY_OUTBOX_MAX_DELAY", default=3600.0),
+    "OUTBOX_MAX_AGE": env.float("PIPPA_MEMORY_OUTBOX_MAX_AGE", default=3 * 24 * 3600.0),
+    "OUTBOX_LEASE_MARGIN": env.float("PIPPA_MEMORY_OUTBOX_LEASE_MARGIN", default=30.0),
+    "OUTBOX_SWEEP_INTERVAL": env.float("PIPPA_MEMORY_OUTBOX_SWEEP_INTERVAL", default=30.0),
 }
 
 LOGGING = {

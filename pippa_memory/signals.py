@@ -1,0 +1,12 @@
+"""Receivers at the app boundary: the plug-in listens to the host's models, one call each."""
+
+from typing import Any
+
+from pippa_memory.outbox import record_turn_event
+from webui.models import Message
+
+
+def emit_turn_event(sender: type[Message], instance: Message, created: bool, **kwargs: Any) -> None:
+    """A new assistant row, from any path (chat, jobs, wakes, the admin), gets its turn event."""
+    if created and instance.role == Message.Role.ASSISTANT and not kwargs.get("raw"):
+        record_turn_event(instance)

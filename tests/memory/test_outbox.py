@@ -1,0 +1,420 @@
+"""The turn event: every assistant row reaches the engine through a transactional outbox, once in
+effect, whatever the engine, the worker or the transaction does."""
+
+from datetime import timedelta
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.core import checks
+from django.core.management import call_command
+from django.db import transaction
+from django.test import Client
+from django.utils import timezone
+
+from pippa_memory.models import OutboxEvent
+from pippa_memory.outbox import deliver_turn_event, sweep_outbox
+from pippa_memory.reference_engine import ReferenceEngine
+from webui.models import Conversation, Message
+from webui.turns import run_turn
+
+pytestmark = pytest.mark.django_db
+
+
+def assistant_row(conversation: Conversation, text: str = "noted", **fields: Any) -> Message:
+    return Message.objects.create(
+        conversation=conversation,
+        role="assistant",
+        content=text,
+        vessel=conversation.vessel,
+        **fields,
+    )
+
+
+def make_all_due() -> None:
+    """Time passes: every pending event's next attempt has come."""
+    OutboxEvent.objects.filter(status="pending").update(next_attempt_at=timezone.now())
+
+
+def deliver_all_due() -> list[str]:
+    return [deliver_turn_event(str(i)) for i in OutboxEvent.objects.values_list("id", flat=True)]
+
+
+# -- the receiver ------------------------------------------------------------------------------
+
+
+def test_an_exception_after_the_save_leaves_no_event(conversation: Conversation) -> None:
+    def failing_turn() -> None:
+        with transaction.atomic():
+            assistant_row(conversation)
+            raise RuntimeError("the turn failed after the row was saved")
+
+    with pytest.raises(RuntimeError):
+        failing_turn()
+
+    assert not OutboxEvent.objects.exists()
+    assert not Message.objects.exists()
+
+
+def test_a_commit_leaves_exactly_one_event_and_wakes_the_worker_after_it(
+    conversation: Conversation, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks() as callbacks:
+        message = assistant_row(conversation)
+        assert OutboxEvent.objects.count() == 1
+        assert callbacks == []  # nothing is enqueued before the commit
+
+    assert len(callbacks) == 1
+    event = OutboxEvent.objects.get()
+    assert event.message_id == message.id
+    assert event.status == "pending"
+    assert event.attempts == 0
+
+
+def test_user_rows_and_edits_emit_nothing(conversation: Conversation) -> None:
+    Message.objects.create(conversation=conversation, role="user", content="hi")
+    reply = assistant_row(conversation)
+    reply.content = "edited"
+    reply.save()
+
+    assert OutboxEvent.objects.count() == 1
+
+
+def test_the_payload_is_built_from_the_stored_row(conversation: Conversation, user: Any) -> None:
+    run_turn(conversation=conversation, text="remember the bins go out on Tuesday")
+
+    event = OutboxEvent.objects.get()
+    message = Message.objects.get(role="assistant")
+    conversation.refresh_from_db()
+    payload = event.payload
+    assert payload["type"] == "conversation.turn"
+    assert payload["id"] == str(event.id)
+    assert payload["soul"] == "pippa"
+    assert payload["conversation"] == {
+        "id": str(conversation.id),
+        "pinned_head": conversation.pinned_head,
+        "viewer": "alice",
+        "vessel": "offline",
+        "kind": "chat",
+    }
+    assert payload["message"]["id"] == str(message.id)
+    assert payload["message"]["role"] == "assistant"
+    assert payload["message"]["content"] == message.content
+    assert payload["message"]["tool_uses"] == [
+        {
+            "name": "memory",
+            "verb": "remember",
+            "input": {"verb": "remember", "text": "the bins go out on Tuesday"},
+            "output": message.tool_uses[0]["output"],
+        }
+    ]
+
+
+def test_nothing_is_written_when_memory_is_off(configure: Any, conversation: Conversation) -> None:
+    configure(ENABLED=False)
+
+    run_turn(conversation=conversation, text="hello")
+
+    assert not OutboxEvent.objects.exists()
+
+
+def test_nothing_is_written_for_a_temporary_chat(make_conversation: Any) -> None:
+    run_turn(conversation=make_conversation(temporary=True), text="remember a secret")
+
+    assert not OutboxEvent.objects.exists()
+
+
+@pytest.mark.parametrize("kind", ["job", "wake"])
+def test_unattended_rows_emit_the_event_too(make_conversation: Any, kind: str) -> None:
+    conversation = make_conversation(viewer=None, kind=kind)
+
+    assistant_row(conversation, "an unattended post")
+
+    payload = OutboxEvent.objects.get().payload
+    assert payload["conversation"]["kind"] == kind
+    assert payload["conversation"]["viewer"] is None
+
+
+def test_a_row_saved_from_the_admin_emits_the_event(
+    conversation: Conversation, make_user: Any
+) -> None:
+    client = Client()
+    client.force_login(make_user("root", is_staff=True, is_superuser=True))
+
+    response = client.post(
+        "/admin/webui/message/add/",
+        {
+            "conversation": str(conversation.id),
+            "role": "assistant",
+            "content": "written by hand",
+            "tool_uses": "[]",
+            "rounds": "[]",
+            "usage": "{}",
+            "vessel": "",
+        },
+    )
+
+    assert response.status_code == 302, response.content.decode()[:1500]
+    assert OutboxEvent.objects.get().payload["message"]["content"] == "written by hand"
+
+
+# -- delivery over real sockets ------------------------------------------------------------------
+
+
+def test_a_delivered_event_reaches_the_engine_with_its_id_as_idempotency_key(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    run_turn(conversation=conversation, text="remember Ada likes jam")
+    event = OutboxEvent.objects.get()
+
+    assert deliver_turn_event(str(event.id)) == "delivered"
+
+    event.refresh_from_db()
+    assert (event.status, event.attempts, event.last_status) == ("delivered", 1, 202)
+    (posted,) = [r for r in memory_on.received if r["path"] == "/v1/events"]
+    assert posted["headers"]["Idempotency-Key"] == str(event.id)
+    assert posted["body"] == event.payload
+    assert [m.text for m in memory_on.state.souls["pippa"].memories] == ["Ada likes jam"]
+    assert deliver_turn_event(str(event.id)) == "skipped"
+
+
+@pytest.mark.parametrize(
+    ("status", "outcome"),
+    [
+        (409, "delivered"),
+        (410, "dead"),
+        (400, "dead"),
+        (301, "retry"),
+        (503, "retry"),
+        (500, "retry"),
+    ],
+)
+def test_engine_answers_are_classified(
+    memory_on: ReferenceEngine, conversation: Conversation, status: int, outcome: str
+) -> None:
+    event = OutboxEvent.objects.get(message_id=assistant_row(conversation).id)
+    memory_on.set_fault("error", status=status, paths=["/v1/events"])
+
+    assert deliver_turn_event(str(event.id)) == outcome
+
+    event.refresh_from_db()
+    expected_status = {"delivered": "delivered", "dead": "dead", "retry": "pending"}[outcome]
+    assert event.status == expected_status
+    assert event.last_status == status
+    # One request, and no request to where a redirect pointed.
+    assert len(memory_on.received) == 1
+    if outcome == "retry":
+        assert event.next_attempt_at > timezone.now()
+        assert event.last_error
+
+
+def test_retry_after_is_honoured(memory_on: ReferenceEngine, conversation: Conversation) -> None:
+    event = OutboxEvent.objects.get(message_id=assistant_row(conversation).id)
+    memory_on.set_fault("throttle", retry_after=120)
+    before = timezone.now()
+
+    assert deliver_turn_event(str(event.id)) == "retry"
+
+    event.refresh_from_db()
+    assert event.next_attempt_at >= before + timedelta(seconds=120)
+    assert event.last_status == 429
+
+
+def test_backoff_grows_with_full_jitter_and_is_capped(configure: Any) -> None:
+    from pippa_memory.outbox import retry_delay
+
+    configure(OUTBOX_BASE_DELAY=5.0, OUTBOX_MAX_DELAY=60.0)
+
+    samples = {n: [retry_delay(attempts=n, retry_after=None) for _ in range(200)] for n in range(8)}
+
+    assert all(0 <= d <= 5.0 for d in samples[0])
+    assert all(0 <= d <= 60.0 for d in samples[7])
+    assert max(samples[7]) > 20  # the cap, not the base, bounds later attempts
+    assert len({round(d, 6) for d in samples[3]}) > 100  # jittered, not a fixed schedule
+
+
+def test_an_event_still_failing_after_the_max_age_is_dead_and_reported(
+    memory_on: ReferenceEngine, configure: Any, conversation: Conversation, caplog: Any
+) -> None:
+    configure(OUTBOX_MAX_AGE=60.0, OUTBOX_BASE_DELAY=120.0, OUTBOX_MAX_DELAY=120.0)
+    event = OutboxEvent.objects.get(message_id=assistant_row(conversation).id)
+    memory_on.set_fault("error", status=503)
+    OutboxEvent.objects.filter(pk=event.pk).update(
+        created_at=timezone.now() - timedelta(seconds=59)
+    )
+
+    with caplog.at_level("ERROR"):
+        outcomes = []
+        for _ in range(20):
+            make_all_due()
+            outcomes.append(deliver_turn_event(str(event.id)))
+            if outcomes[-1] == "dead":
+                break
+
+    assert outcomes[-1] == "dead"
+    assert f"Turn event {event.id} is dead (retries ran out)" in caplog.text
+    found = [m for m in checks.run_checks() if m.id == "pippa_memory.W003"]
+    assert len(found) == 1
+
+
+def test_a_reset_after_the_engine_processed_an_event_is_redelivered_once_in_effect(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    run_turn(conversation=conversation, text="remember the boiler code is 4471")
+    event = OutboxEvent.objects.get()
+    memory_on.set_fault("reset", paths=["/v1/events"], times=1)
+
+    assert deliver_turn_event(str(event.id)) == "retry"
+    make_all_due()
+    assert deliver_turn_event(str(event.id)) == "delivered"
+
+    posts = [r for r in memory_on.received if r["path"] == "/v1/events"]
+    assert [p["headers"]["Idempotency-Key"] for p in posts] == [str(event.id)] * 2
+    assert list(memory_on.state.events) == [str(event.id)]
+    assert [m.text for m in memory_on.state.souls["pippa"].memories] == ["the boiler code is 4471"]
+
+
+def test_the_engine_down_for_500_turns_then_up_delivers_all_500_once(
+    memory_on: ReferenceEngine, configure: Any, conversation: Conversation
+) -> None:
+    configure(BREAKER_FAIL_MAX=1000)  # keep every attempt going to the socket
+    memory_on.set_fault("down")
+    for index in range(500):
+        run_turn(conversation=conversation, text=f"remember fact number {index}")
+    committed = {str(i) for i in OutboxEvent.objects.values_list("id", flat=True)}
+    assert len(committed) == 500
+    assert set(deliver_all_due()) == {"retry"}
+    assert OutboxEvent.objects.filter(status="pending").count() == 500
+
+    memory_on.reset()
+    make_all_due()
+    assert set(deliver_all_due()) == {"delivered"}
+
+    assert set(memory_on.state.events) == committed
+    assert len(memory_on.state.souls["pippa"].memories) == 500
+    assert OutboxEvent.objects.filter(status="delivered").count() == 500
+
+
+def test_a_crash_between_commit_and_enqueue_is_found_by_the_sweep(
+    conversation: Conversation,
+) -> None:
+    from django_tasks_db.models import DBTaskResult
+
+    # The `db` fixture never runs on-commit callbacks: exactly a crash right after the commit.
+    for _ in range(3):
+        assistant_row(conversation)
+    assert not DBTaskResult.objects.exists()
+
+    assert sweep_outbox() == 3
+
+    enqueued = DBTaskResult.objects.all()
+    assert sorted(t.args_kwargs["args"][0] for t in enqueued) == sorted(
+        str(i) for i in OutboxEvent.objects.values_list("id", flat=True)
+    )
+
+
+def test_a_claimed_delivery_is_not_taken_twice(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    from pippa_memory.outbox import claim
+
+    event = OutboxEvent.objects.get(message_id=assistant_row(conversation).id)
+
+    assert claim(str(event.id), now=timezone.now()) is True
+    assert claim(str(event.id), now=timezone.now()) is False
+    assert deliver_turn_event(str(event.id)) == "skipped"
+    assert memory_on.received == []
+
+
+# -- operators -----------------------------------------------------------------------------------
+
+
+def test_status_prints_the_backlog_and_dead_counts(conversation: Conversation) -> None:
+    events = [OutboxEvent.objects.get(message_id=assistant_row(conversation).id) for _ in range(3)]
+    OutboxEvent.objects.filter(pk=events[0].pk).update(status="dead")
+    OutboxEvent.objects.filter(pk=events[1].pk).update(status="delivered")
+    out = StringIO()
+
+    call_command("memory_outbox", "status", stdout=out)
+
+    text = out.getvalue()
+    assert "pending:   1 (1 due now)" in text
+    assert "delivered: 1" in text
+    assert "dead:      1" in text
+    assert "memory_outbox redrive" in text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_redrive_revives_dead_events_and_shows_progress_while_they_drain(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    import threading
+
+    events = [OutboxEvent.objects.get(message_id=assistant_row(conversation).id) for _ in range(4)]
+    OutboxEvent.objects.filter(pk__in=[e.pk for e in events[:2]]).update(status="dead")
+    OutboxEvent.objects.filter(pk__in=[e.pk for e in events[2:]]).update(
+        next_attempt_at=timezone.now() + timedelta(hours=1)
+    )
+    out = StringIO()
+
+    def worker() -> None:
+        # Stands in for the task worker: delivers what redrive made due.
+        import time
+
+        from django.db import connection
+
+        try:
+            for _ in range(100):
+                time.sleep(0.1)
+                if (
+                    OutboxEvent.objects.filter(status="pending", revived_at__isnull=False).count()
+                    == 4
+                ):
+                    break
+            for event in events:
+                deliver_turn_event(str(event.id))
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    call_command("memory_outbox", "redrive", "--timeout", "30", stdout=out)
+    thread.join(timeout=30)
+
+    text = out.getvalue()
+    assert "Re-enqueued 4 event(s)." in text
+    assert "delivering" in text
+    assert "4/4" in text
+    assert "Drained: 4 delivered, 0 dead." in text
+    assert OutboxEvent.objects.filter(status="delivered").count() == 4
+
+
+def test_the_admin_lists_events_and_offers_retry_and_revive(
+    conversation: Conversation, make_user: Any
+) -> None:
+    client = Client()
+    client.force_login(make_user("root", is_staff=True, is_superuser=True))
+    pending, dead = (
+        OutboxEvent.objects.get(message_id=assistant_row(conversation).id) for _ in range(2)
+    )
+    OutboxEvent.objects.filter(pk=dead.pk).update(status="dead")
+    OutboxEvent.objects.filter(pk=pending.pk).update(
+        next_attempt_at=timezone.now() + timedelta(hours=2)
+    )
+
+    listing = client.get("/admin/pippa_memory/outboxevent/?status__exact=dead")
+    assert str(dead.id) in listing.content.decode()
+    assert str(pending.id) not in listing.content.decode()
+    detail = client.get(f"/admin/pippa_memory/outboxevent/{dead.pk}/change/").content.decode()
+    assert "conversation.turn" in detail
+    assert client.get("/admin/pippa_memory/outboxevent/add/").status_code == 403
+
+    url = "/admin/pippa_memory/outboxevent/"
+    client.post(url, {"action": "retry_now", "_selected_action": [pending.pk]})
+    client.post(url, {"action": "revive_dead", "_selected_action": [dead.pk]})
+
+    pending.refresh_from_db()
+    dead.refresh_from_db()
+    assert pending.next_attempt_at <= timezone.now()
+    assert dead.status == "pending"
+    assert dead.revived_at is not None
