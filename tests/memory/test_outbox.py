@@ -15,6 +15,7 @@ from django.utils import timezone
 from pippa_memory.models import OutboxEvent
 from pippa_memory.outbox import deliver_turn_event, sweep_outbox
 from pippa_memory.reference_engine import ReferenceEngine
+from tests.host.vessel_kits import ALL_KITS
 from webui.models import Conversation, Message
 from webui.turns import run_turn
 
@@ -418,3 +419,35 @@ def test_the_admin_lists_events_and_offers_retry_and_revive(
     assert pending.next_attempt_at <= timezone.now()
     assert dead.status == "pending"
     assert dead.revived_at is not None
+
+
+@pytest.mark.parametrize("kit_class", ALL_KITS, ids=lambda k: k.adapter)
+def test_chat_turns_on_every_vessel_emit_the_event(
+    kit_class: Any, soul: Any, user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import responses
+
+    from webui.models import Vessel
+
+    kit = kit_class()
+    if kit.key_env:
+        monkeypatch.setenv(kit.key_env, "sk-test-SECRET")
+    vessel = Vessel.objects.create(
+        slug="v",
+        name=kit.adapter,
+        adapter=kit.adapter,
+        model=kit.model,
+        base_url=kit.base_url,
+        api_key_env=kit.key_env or "",
+    )
+    conversation = Conversation.objects.create(soul=soul, vessel=vessel, viewer=user)
+
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+        if kit.adapter != "offline":  # the offline vessel answers itself
+            kit.serve(rsps)
+        result = run_turn(conversation=conversation, text="remember every vessel reports")
+
+    event = OutboxEvent.objects.get()
+    assert event.message_id == result.assistant_message.id
+    assert event.payload["conversation"]["vessel"] == "v"
+    assert [u["verb"] for u in event.payload["message"]["tool_uses"]] == ["remember"]
