@@ -19,6 +19,10 @@ DEFAULTS: dict[str, Any] = {
     "READ_TIMEOUT": 1.0,
     # Total seconds the engine may cost one chat turn.
     "CHAT_BUDGET": 1.5,
+    # Seconds one memory tool call (recall, ask) may wait for the engine.
+    "TOOL_BUDGET": 3.0,
+    # How many items a recall asks for.
+    "RECALL_LIMIT": 5,
     # Consecutive failures that open the breaker, and seconds until it lets one call through.
     "BREAKER_FAIL_MAX": 3,
     "BREAKER_RESET_TIMEOUT": 30.0,

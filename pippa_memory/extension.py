@@ -2,25 +2,36 @@
 
 from typing import Any
 
+from pippa_memory import answers, tool_verbs
+from pippa_memory.budget import remaining
 from pippa_memory.conf import memory_settings
 from pippa_memory.pinning import pinned_block
 from pippa_memory.tool import MEMORY_TOOL, TOOL_NAME, input_problem
 from webui.extensions import TurnContext, TurnExtension
+from webui.models import Message
 from webui.prompt import ToolCall, ToolDefinition
 
-
-def memory_unavailable(reason: str, message: str) -> dict[str, Any]:
-    """The tool result when the engine cannot help: the turn goes on and the model knows why."""
-    return {"error": "memory_unavailable", "reason": reason, "message": message}
+ANSWERS_KEY = "pippa_memory.answers"
 
 
 class MemoryExtension(TurnExtension):
     """Fills the host's extension points with the memory seams and the memory tool."""
 
     name = "pippa_memory"
+    offers_memory_tool = True
 
     def memory_block(self, *, turn: TurnContext) -> str | None:
-        return pinned_block(turn.conversation)
+        return pinned_block(turn.conversation, budget=remaining(turn))
+
+    def turn_slot_parts(self, *, turn: TurnContext) -> list[str]:
+        conversation = turn.conversation
+        if not memory_settings.ENABLED or conversation.temporary:
+            return []
+        ready = answers.ready_answers(conversation, budget=remaining(turn))
+        if not ready:
+            return []
+        turn.extras[ANSWERS_KEY] = ready
+        return [answers.slot_text(ready)]
 
     def tools(self, *, turn: TurnContext) -> list[ToolDefinition]:
         conversation = turn.conversation
@@ -37,16 +48,23 @@ class MemoryExtension(TurnExtension):
         if problem:
             return True, problem
         if not memory_settings.ENABLED:
-            return True, memory_unavailable(
+            return True, tool_verbs.memory_unavailable(
                 "memory_disabled", "Memory is switched off for this household; carry on without it."
             )
-        if call.input["verb"] == "remember":
-            return True, {
-                "status": "noted",
-                "message": "This will be kept in memory once the turn is saved.",
-            }
-        return True, memory_unavailable(
-            "engine_not_configured",
-            "The memory engine is not connected yet, so nothing can be recalled or asked; "
-            "carry on without it.",
-        )
+        verb, text = call.input["verb"], call.input["text"].strip()
+        if verb == "remember":
+            return True, tool_verbs.remember(text=text)
+        budget = memory_settings.TOOL_BUDGET
+        if verb == "recall":
+            return True, tool_verbs.recall(conversation=turn.conversation, text=text, budget=budget)
+        return True, tool_verbs.ask(conversation=turn.conversation, text=text, budget=budget)
+
+    def turn_saved(self, *, turn: TurnContext, assistant_message: Message) -> None:
+        ready = turn.extras.get(ANSWERS_KEY)
+        if ready:
+            answers.acknowledge(turn.conversation, ready)
+
+    def memory_status(self) -> str | None:
+        if not memory_settings.ENABLED:
+            return "Memory is switched off for this household (PIPPA_MEMORY_ENABLED=false)."
+        return None

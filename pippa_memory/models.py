@@ -130,3 +130,27 @@ class OutboxEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.id} ({self.status})"
+
+
+class PendingAsk(models.Model):
+    """A question the memory tool handed to the engine, waiting for its answer to ride a turn.
+
+    Only the question and ids are kept here; the answer's text is never stored on this side.
+    """
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="pending_asks"
+    )
+    ask_id = models.CharField(max_length=200, unique=True)
+    question = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    answered_at = models.DateTimeField(
+        null=True, blank=True, help_text="When its answer was delivered and acknowledged."
+    )
+
+    class Meta:
+        ordering = ["created_at"]
+        indexes = [models.Index(fields=["conversation", "answered_at"], name="pending_ask_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.ask_id}: {self.question[:60]}"

@@ -33,6 +33,8 @@ class TurnExtension:
 
     #: A short name for logs and error messages.
     name: str = "extension"
+    #: Whether this extension offers the memory tool that ``Vessel.memory_tool_enabled`` switches.
+    offers_memory_tool: bool = False
 
     def memory_block(self, *, turn: TurnContext) -> str | None:
         """Text placed after the vault base and before the viewer disclosure, or ``None``.
@@ -57,6 +59,10 @@ class TurnExtension:
     def turn_saved(self, *, turn: TurnContext, assistant_message: "Message") -> None:
         """Called after the assistant row of the turn has been committed."""
 
+    def memory_status(self) -> str | None:
+        """A notice for the household's pages when memory is not working as usual, or ``None``."""
+        return None
+
 
 _registered: list[TurnExtension] = []
 
@@ -75,3 +81,15 @@ def unregister_extension(extension_class: type[TurnExtension]) -> None:
 def registered_extensions() -> tuple[TurnExtension, ...]:
     """The registered extensions, in registration order."""
     return tuple(_registered)
+
+
+def memory_tool_notice() -> str | None:
+    """Why the vessels' memory-tool switches cannot take effect now, or ``None`` when they can."""
+    extensions = [e for e in _registered if e.offers_memory_tool]
+    if not extensions:
+        return "No memory plug-in is installed, so the memory tool switches have no effect."
+    for extension in extensions:
+        notice = extension.memory_status()
+        if notice:
+            return notice
+    return None

@@ -155,6 +155,8 @@ PIPPA_MEMORY = {
     "READ_TIMEOUT": env.float("PIPPA_MEMORY_READ_TIMEOUT", default=1.0),
     # Total seconds the engine may cost one chat turn (the first-turn pin and the answers fetch).
     "CHAT_BUDGET": env.float("PIPPA_MEMORY_CHAT_BUDGET", default=1.5),
+    "TOOL_BUDGET": env.float("PIPPA_MEMORY_TOOL_BUDGET", default=3.0),
+    "RECALL_LIMIT": env.int("PIPPA_MEMORY_RECALL_LIMIT", default=5),
     "BREAKER_FAIL_MAX": env.int("PIPPA_MEMORY_BREAKER_FAIL_MAX", default=3),
     "BREAKER_RESET_TIMEOUT": env.float("PIPPA_MEMORY_BREAKER_RESET_TIMEOUT", default=30.0),
     "MAX_BLOCK_CHARS": env.int("PIPPA_MEMORY_MAX_BLOCK_CHARS", default=16000),

@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from webui.api.serializers import MessageSerializer
+from webui.extensions import memory_tool_notice
 from webui.forms import MemoryToolForm, NewConversationForm
 from webui.models import Conversation, Vessel
 from webui.selectors import conversations_for
@@ -60,7 +61,8 @@ def vessel_list(request: HttpRequest) -> HttpResponse:
         {"vessel": vessel, "key_status": key_status(vessel), "problem": vessel_problem(vessel)}
         for vessel in Vessel.objects.all()
     ]
-    return render(request, "webui/vessel_list.html", {"rows": rows})
+    context = {"rows": rows, "memory_notice": memory_tool_notice()}
+    return render(request, "webui/vessel_list.html", context)
 
 
 @login_required
@@ -76,6 +78,10 @@ def vessel_test_connection(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def vessel_memory_tool(request: HttpRequest, slug: str) -> HttpResponse:
     vessel = get_object_or_404(Vessel, slug=slug)
+    notice = memory_tool_notice()
+    if notice:
+        messages.error(request, f"The switch was not changed: {notice}")
+        return redirect("vessel-list")
     form = MemoryToolForm(request.POST)
     if form.is_valid():
         vessel.memory_tool_enabled = form.cleaned_data["memory_tool_enabled"]

@@ -22,6 +22,26 @@
     const verb = use.input && use.input.verb ? " · " + use.input.verb : "";
     summary.textContent = "Tool: " + use.name + verb;
     details.appendChild(summary);
+    const output = use.output || {};
+    if (output.match === "fallback") {
+      // A recall that fell back is not a match: the reader is told, as the model is.
+      details.classList.add("fallback");
+      const mark = document.createElement("span");
+      mark.className = "fallback-mark";
+      mark.textContent = " · fallback, not a match";
+      summary.appendChild(mark);
+      if (output.note) {
+        const note = document.createElement("p");
+        note.className = "fallback-note";
+        note.textContent = output.note;
+        details.appendChild(note);
+      }
+    } else if (output.error) {
+      details.classList.add("tool-error");
+      const mark = document.createElement("span");
+      mark.textContent = " · " + output.error.replace(/_/g, " ");
+      summary.appendChild(mark);
+    }
     for (const [label, value] of [["Input", use.input], ["Output", use.output]]) {
       const heading = document.createElement("div");
       heading.textContent = label;

@@ -24,6 +24,7 @@ class RecordingTool(TurnExtension):
     """Offers a ``memory`` tool and answers every call with what it was asked."""
 
     name = "recording-tool"
+    offers_memory_tool = True
 
     def __init__(self) -> None:
         self.calls: list[ToolCall] = []

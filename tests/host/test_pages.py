@@ -125,7 +125,7 @@ def test_the_chat_page_of_another_member_is_not_found(
 
 
 def test_the_vessel_page_lists_vessels_and_flips_the_memory_tool(
-    page_client: Client, offline_vessel: Vessel
+    page_client: Client, offline_vessel: Vessel, recording_tool: Any
 ) -> None:
     page = page_client.get("/vessels/").content.decode()
     assert "Offline" in page
@@ -151,3 +151,17 @@ def test_the_conversation_list_shows_the_members_conversations(
 
     assert "Tea talk" in page
     assert "Not mine" not in page
+
+
+def test_without_a_memory_plugin_the_switches_are_disabled_and_say_why(
+    page_client: Client, offline_vessel: Vessel
+) -> None:
+    page = page_client.get("/vessels/").content.decode()
+
+    assert "No memory plug-in is installed" in page
+    assert "disabled>Turn off" in page
+    response = csrf_post(page_client, f"/vessels/{offline_vessel.slug}/memory-tool/", {})
+    offline_vessel.refresh_from_db()
+    assert offline_vessel.memory_tool_enabled is True
+    assert "The switch was not changed" in page_client.get("/vessels/").content.decode()
+    assert response.status_code == 302

@@ -75,14 +75,15 @@ def test_remember_is_recorded_and_says_it_is_kept_once_saved(conversation: Conve
 
 
 @pytest.mark.parametrize("verb", ["recall", "ask"])
-def test_recall_and_ask_say_memory_is_unavailable_and_the_turn_goes_on(
+def test_with_no_engine_configured_recall_and_ask_say_so_and_the_turn_goes_on(
     conversation: Conversation, verb: str
 ) -> None:
     result = run_turn(conversation=conversation, text=f"{verb} tea")
 
     output = result.assistant_message.tool_uses[0]["output"]
     assert output["error"] == "memory_unavailable"
-    assert output["reason"]
+    assert output["reason"] == "engine_unconfigured"
+    assert "carry on without it" in output["message"]
     assert result.assistant_message.content
 
 

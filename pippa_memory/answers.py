@@ -1,0 +1,66 @@
+"""The background ask: answers the engine found later ride the next turn's per-turn slot.
+
+At each turn, if the conversation has questions out, ready answers are fetched under the turn's
+budget and the breaker and put in the slot; they are acknowledged after the assistant row is
+saved, so each rides exactly one turn. A crash or failure before the acknowledgement makes them
+ride the next turn instead: at least once, never lost. Their text is never stored on this side.
+"""
+
+import logging
+from typing import Any
+
+from django.utils import timezone
+
+from pippa_memory import contract
+from pippa_memory.client import call_engine
+from pippa_memory.models import PendingAsk
+from webui.models import Conversation
+
+logger = logging.getLogger(__name__)
+
+
+def has_questions_out(conversation: Conversation) -> bool:
+    return PendingAsk.objects.filter(conversation=conversation, answered_at__isnull=True).exists()
+
+
+def ready_answers(conversation: Conversation, *, budget: float) -> list[dict[str, Any]]:
+    """Answers ready for ``conversation``; empty when there are none or the engine is absent."""
+    if budget <= 0 or not has_questions_out(conversation):
+        return []
+    answer = call_engine(
+        "GET",
+        f"/v1/conversations/{conversation.id}/answers",
+        schema=contract.ANSWERS,
+        budget=budget,
+    )
+    if not answer.ok:
+        return []
+    return answer.data["answers"]
+
+
+def slot_text(answers: list[dict[str, Any]]) -> str:
+    """The per-turn slot part that carries the answers."""
+    lines = ["Your memory answered questions you asked earlier (for this turn only):"]
+    for item in answers:
+        lines.append(f"- Q: {item['question']}\n  A: {item['answer']}")
+    return "\n".join(lines)
+
+
+def acknowledge(conversation: Conversation, answers: list[dict[str, Any]]) -> bool:
+    """Tell the engine these answers were delivered; False (they ride again) when it fails."""
+    ids = [item["id"] for item in answers]
+    result = call_engine(
+        "POST", f"/v1/conversations/{conversation.id}/answers/ack", body={"ids": ids}
+    )
+    if not result.ok:
+        logger.warning(
+            "Could not acknowledge %d answer(s) for %s (%s); they will ride the next turn.",
+            len(ids),
+            conversation.pk,
+            result.reason,
+        )
+        return False
+    PendingAsk.objects.filter(
+        conversation=conversation, ask_id__in=[item["ask_id"] for item in answers]
+    ).update(answered_at=timezone.now())
+    return True

@@ -1,0 +1,177 @@
+"""The memory tool against the reference engine over real sockets: recall that says when it fell
+back, asks whose answers ride exactly one later turn and are never stored, and the tool rendered
+in every adapter's own format."""
+
+import json
+from typing import Any
+
+import pytest
+import responses
+
+from pippa_memory.models import OutboxEvent, PendingAsk
+from pippa_memory.reference_engine import ReferenceEngine
+from pippa_memory.tool import MEMORY_TOOL
+from tests.host.vessel_kits import ALL_KITS
+from webui.canonical import canonical_json
+from webui.models import Conversation, Message, Soul, Vessel
+from webui.turns import run_turn
+
+pytestmark = pytest.mark.django_db
+
+
+def tool_output(conversation: Conversation, text: str) -> dict[str, Any]:
+    return run_turn(conversation=conversation, text=text).assistant_message.tool_uses[0]["output"]
+
+
+def test_recall_returns_exact_matches(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    memory_on.state.remember("pippa", "Ada's birthday is 10 December.")
+    memory_on.state.remember("pippa", "The spare key is under the blue pot.")
+
+    output = tool_output(conversation, "recall birthday")
+
+    assert output["match"] == "exact"
+    assert [item["text"] for item in output["items"]] == ["Ada's birthday is 10 December."]
+    assert "fallback" not in output
+    (request,) = [r for r in memory_on.received if r["path"] == "/v1/recall"]
+    assert request["body"]["query"] == "birthday"
+    assert request["body"]["conversation"] == str(conversation.id)
+
+
+def test_a_fallback_recall_says_so_in_words(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    memory_on.state.remember("pippa", "The spare key is under the blue pot.")
+
+    result = run_turn(conversation=conversation, text="recall submarine")
+
+    output = result.assistant_message.tool_uses[0]["output"]
+    assert output["match"] == "fallback"
+    assert output["fallback"]["from"] == "memories matching 'submarine'"
+    assert output["fallback"]["to"] == "the 1 most recent memories"
+    assert "not matches but a fallback from memories matching 'submarine'" in output["note"]
+    # The model reads the same words: they are in the tool result it is sent.
+    assert "fallback" in result.assistant_message.content
+
+
+@pytest.mark.parametrize(
+    ("mode", "reason"), [("down", "connection_failed"), ("error", "http_error")]
+)
+def test_recall_with_the_engine_down_is_unavailable_and_the_turn_goes_on(
+    memory_on: ReferenceEngine, conversation: Conversation, mode: str, reason: str
+) -> None:
+    memory_on.set_fault(mode, paths=["/v1/recall"])
+
+    result = run_turn(conversation=conversation, text="recall tea")
+
+    output = result.assistant_message.tool_uses[0]["output"]
+    assert (output["error"], output["reason"]) == ("memory_unavailable", reason)
+    assert result.assistant_message.content
+
+
+def test_an_answer_rides_exactly_one_turn_and_is_never_stored(
+    memory_on: ReferenceEngine, conversation: Conversation, sent_requests: list[Any]
+) -> None:
+    memory_on.state.remember("pippa", "Grandma's recipe uses cardamom-7734.")
+
+    asked = tool_output(conversation, "ask what spice is in the recipe")
+    assert asked["status"] == "asked"
+    assert "later turn" in asked["message"]
+    assert PendingAsk.objects.get().ask_id == asked["ask_id"]
+
+    run_turn(conversation=conversation, text="thanks")
+    run_turn(conversation=conversation, text="and now?")
+
+    slots = [r["messages"][-1]["content"][1]["text"] for r in sent_requests[-2:]]
+    assert "cardamom-7734" in slots[0]
+    assert "Q: what spice is in the recipe" in slots[0]
+    assert "cardamom-7734" not in slots[1]
+    acks = [r for r in memory_on.received if r["path"].endswith("/answers/ack")]
+    assert len(acks) == 1
+    assert PendingAsk.objects.get().answered_at is not None
+    stored = canonical_json(
+        [
+            list(Message.objects.values("content", "tool_uses", "rounds")),
+            list(OutboxEvent.objects.values_list("payload", flat=True)),
+            list(PendingAsk.objects.values_list("ask_id", "question")),
+        ]
+    )
+    assert "cardamom-7734" not in stored
+
+
+def test_an_answer_whose_acknowledgement_failed_rides_the_next_turn_instead(
+    memory_on: ReferenceEngine, conversation: Conversation, sent_requests: list[Any]
+) -> None:
+    memory_on.state.remember("pippa", "The plumber's number is 0117-555.")
+    tool_output(conversation, "ask what is the plumber's number")
+    memory_on.set_fault("error", status=503, paths=["/v1/conversations/"], times=2)
+
+    run_turn(conversation=conversation, text="first")  # fetch fails: no answer rides
+    memory_on.set_fault(
+        "error", status=503, paths=[f"/v1/conversations/{conversation.id}/answers/ack"]
+    )
+    run_turn(conversation=conversation, text="second")  # rides, but the ack fails
+    memory_on.reset()
+    run_turn(conversation=conversation, text="third")  # rides again, acknowledged
+    run_turn(conversation=conversation, text="fourth")  # gone
+
+    rode = ["0117-555" in r["messages"][-1]["content"][1]["text"] for r in sent_requests[-4:]]
+    assert rode == [False, True, True, False]
+
+
+def test_no_answers_are_fetched_when_no_question_is_out(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    for text in ["hello", "recall tea", "remember tea"]:
+        run_turn(conversation=conversation, text=text)
+
+    assert not [r for r in memory_on.received if "/answers" in r["path"]]
+
+
+def test_ask_with_the_engine_down_is_unavailable_and_nothing_waits(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    memory_on.set_fault("down")
+
+    output = tool_output(conversation, "ask anything")
+
+    assert output["error"] == "memory_unavailable"
+    assert not PendingAsk.objects.exists()
+
+
+@pytest.mark.parametrize("kit_class", ALL_KITS, ids=lambda k: k.adapter)
+def test_the_memory_tool_is_rendered_in_every_adapters_format(
+    kit_class: Any, soul: Soul, user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kit = kit_class()
+    if kit.key_env:
+        monkeypatch.setenv(kit.key_env, "sk-test-SECRET")
+    vessel = Vessel.objects.create(
+        slug="v",
+        name=kit.adapter,
+        adapter=kit.adapter,
+        model=kit.model,
+        base_url=kit.base_url,
+        api_key_env=kit.key_env or "",
+    )
+    conversation = Conversation.objects.create(soul=soul, vessel=vessel, viewer=user)
+    captured: list[Any] = []
+    if kit.adapter == "offline":
+        from webui.vessels.offline import OfflineAdapter
+
+        original = OfflineAdapter.send
+        monkeypatch.setattr(
+            OfflineAdapter, "send", lambda self, r: (captured.append(r), original(self, r))[1]
+        )
+        run_turn(conversation=conversation, text="hello")
+    else:
+        with responses.RequestsMock() as rsps:
+            kit.serve(rsps)
+            run_turn(conversation=conversation, text="hello")
+            captured = [json.loads(c.request.body) for c in rsps.calls]
+
+    request = captured[0]
+    assert kit.tool_names(request) == ["memory"]
+    assert kit.tool_schema(request) == MEMORY_TOOL.input_schema
+    assert MEMORY_TOOL.description in json.dumps(request, ensure_ascii=False)
