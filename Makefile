@@ -26,6 +26,7 @@ $(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(BIN)/python
 run: export DJANGO_DEBUG ?= true
 run: export PIPPA_MEMORY_URL ?= http://127.0.0.1:$(ENGINE_PORT)
 run: export PIPPA_MEMORY_TOKEN ?= demo-engine-token
+run: export PIPPA_MEMORY_BRAIN_SECRET ?= whsec_ZGVtby1icmFpbi1kb29yLXNlY3JldC1ub3QtZm9yLXByb2R1Y3Rpb24=
 run: export ENGINE_PORT := $(ENGINE_PORT)
 run: $(VENV)/.runtime-installed
 	$(BIN)/python manage.py migrate --noinput

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
-from pippa_memory.models import ConversationPin, MemoryBlock, OutboxEvent, PinRecord
+from pippa_memory.models import BrainCall, ConversationPin, MemoryBlock, OutboxEvent, PinRecord
 from pippa_memory.outbox import make_due
 from pippa_memory.pinning import request_repin
 
@@ -174,3 +174,21 @@ class OutboxEventAdmin(ReadOnlyAdmin):
     def revive_dead(self, request: HttpRequest, queryset: QuerySet[OutboxEvent]) -> None:
         count = make_due(queryset.filter(status=OutboxEvent.Status.DEAD), revive_dead=True)
         self.message_user(request, f"{count} dead event(s) are pending again.")
+
+
+@admin.register(BrainCall)
+class BrainCallAdmin(ReadOnlyAdmin):
+    list_display = [
+        "created_at",
+        "role",
+        "soul",
+        "vessel",
+        "outcome",
+        "status_code",
+        "repaired",
+        "latency_ms",
+        "request_id",
+    ]
+    list_filter = ["role", "outcome", "soul", "vessel", "created_at"]
+    date_hierarchy = "created_at"
+    search_fields = ["request_id", "webhook_id"]

@@ -5,6 +5,7 @@ from urllib.parse import urlsplit
 
 from django.core import checks
 from django.db import DatabaseError
+from standardwebhooks import Webhook
 
 from pippa_memory.conf import memory_settings
 
@@ -39,6 +40,17 @@ def check_memory_settings(app_configs: Any = None, **kwargs: Any) -> list[checks
                 checks.Warning(
                     "PIPPA_MEMORY_TOKEN is not set: calls to the engine carry no credentials.",
                     id="pippa_memory.W002",
+                )
+            )
+    for secret in memory_settings.BRAIN_SECRET.split():
+        try:
+            Webhook(secret)
+        except Exception:  # noqa: BLE001 - any failure to decode means the secret is unusable
+            found.append(
+                checks.Error(
+                    "A PIPPA_MEMORY_BRAIN_SECRET entry is not a whsec_ secret (base64 after the "
+                    "prefix); the brain door ignores it.",
+                    id="pippa_memory.E004",
                 )
             )
     for name in ("CONNECT_TIMEOUT", "READ_TIMEOUT", "CHAT_BUDGET", "BREAKER_RESET_TIMEOUT"):

@@ -154,3 +154,42 @@ class PendingAsk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.ask_id}: {self.question[:60]}"
+
+
+class BrainCall(models.Model):
+    """One call to the brain door: the audit row, and for signed calls the stored answer that a
+    repeated ``webhook-id`` gets back. Never holds a secret."""
+
+    class Outcome(models.TextChoices):
+        RUNNING = "running", "Running"
+        ANSWERED = "answered", "Answered"
+        INVALID = "invalid", "Invalid request"
+        UNAUTHORIZED = "unauthorized", "Unauthorized"
+        TOO_LARGE = "too_large", "Body too large"
+        UNSUPPORTED = "unsupported_media_type", "Unsupported media type"
+        THROTTLED = "throttled", "Throttled"
+        VESSEL_FAILED = "vessel_failed", "Vessel failed"
+        SCHEMA_VIOLATION = "schema_violation", "Answer violated the schema"
+        TIMEOUT = "vessel_timeout", "Vessel timed out"
+        UNAVAILABLE = "unavailable", "Door unavailable"
+        CONFLICT = "conflict", "Replay conflict"
+
+    request_id = models.CharField(max_length=32, unique=True)
+    webhook_id = models.CharField(max_length=255, unique=True, null=True, blank=True)
+    body_sha256 = models.CharField(max_length=64, blank=True)
+    role = models.CharField(max_length=20, blank=True)
+    soul = models.CharField(max_length=50, blank=True)
+    vessel = models.CharField(max_length=50, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    outcome = models.CharField(max_length=30, choices=Outcome.choices)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.JSONField(null=True, blank=True)
+    repaired = models.BooleanField(default=False)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.role or '?'} {self.outcome} ({self.request_id})"

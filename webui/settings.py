@@ -34,6 +34,8 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_tasks",
     "django_tasks_db",
     "webui",
@@ -117,11 +119,25 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "webui.api.errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
 
 # Background tasks (django-tasks): the database backend on one machine (`manage.py db_worker`), or
 # RQ on Redis beyond it (`manage.py rqworker default`), chosen by WEBUI_TASKS_BACKEND.
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Pippa household WebUI API",
+    "DESCRIPTION": "The chat API the pages use, and the memory engine's brain door.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # Behind login like every page; the brain door itself is behind its signature.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Swagger UI's files ship with the app (drf-spectacular-sidecar): no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
 TASKS_BACKEND = env.str("WEBUI_TASKS_BACKEND", default="database")
 if TASKS_BACKEND == "rq":
     INSTALLED_APPS.append("django_rq")
@@ -161,6 +177,10 @@ PIPPA_MEMORY = {
     "BREAKER_RESET_TIMEOUT": env.float("PIPPA_MEMORY_BREAKER_RESET_TIMEOUT", default=30.0),
     "MAX_BLOCK_CHARS": env.int("PIPPA_MEMORY_MAX_BLOCK_CHARS", default=16000),
     "MAX_RESPONSE_BYTES": env.int("PIPPA_MEMORY_MAX_RESPONSE_BYTES", default=1_000_000),
+    # The brain door: whsec_ secrets (space-separated during a rotation), body cap, courtesy rate.
+    "BRAIN_SECRET": env.str("PIPPA_MEMORY_BRAIN_SECRET", default=""),
+    "BRAIN_MAX_BODY_BYTES": env.int("PIPPA_MEMORY_BRAIN_MAX_BODY_BYTES", default=256 * 1024),
+    "BRAIN_RATE": env.str("PIPPA_MEMORY_BRAIN_RATE", default="120/min"),
     "OUTBOX_DELIVERY_TIMEOUT": env.float("PIPPA_MEMORY_OUTBOX_DELIVERY_TIMEOUT", default=10.0),
     "OUTBOX_BASE_DELAY": env.float("PIPPA_MEMORY_OUTBOX_BASE_DELAY", default=5.0),
     "OUTBOX_MAX_DELAY": env.float("PIPPA_MEMORY_OUTBOX_MAX_DELAY", default=3600.0),

@@ -1,8 +1,10 @@
 """URLs of the household WebUI."""
 
+from django.apps import apps
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from webui import views
 
@@ -21,4 +23,10 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("webui.api.urls")),
     path("admin/", admin.site.urls),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]
+
+# The memory plug-in's door, when the plug-in is installed (the host never imports it).
+if apps.is_installed("pippa_memory"):
+    urlpatterns.append(path("api/memory/", include("pippa_memory.urls")))

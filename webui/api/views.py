@@ -1,7 +1,8 @@
 """API views: thin, each one call into the turn service or a query."""
 
 from django.shortcuts import get_object_or_404
-from rest_framework import status
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -11,6 +12,10 @@ from webui.api.serializers import ConversationSerializer, MessageSerializer, Sen
 from webui.models import Conversation
 from webui.selectors import conversations_for
 from webui.turns import TurnError, TurnResult, retry_turn, run_turn
+
+TURN_REPLY = inline_serializer(
+    "TurnReply", fields={"user": MessageSerializer(), "assistant": MessageSerializer()}
+)
 
 
 def turn_response(result: TurnResult) -> Response:
@@ -35,6 +40,8 @@ def turn_error_response(error: TurnError) -> Response:
 class ConversationListView(APIView):
     """``GET``: the viewer's conversations. ``POST``: start one with a soul and a vessel."""
 
+    serializer_class = ConversationSerializer
+
     def get(self, request: Request) -> Response:
         conversations = conversations_for(request.user).select_related("soul", "vessel")
         return Response(ConversationSerializer(conversations, many=True).data)
@@ -49,11 +56,14 @@ class ConversationListView(APIView):
 class MessageListView(APIView):
     """``GET``: the conversation's messages. ``POST``: send one and get the reply."""
 
+    serializer_class = MessageSerializer
+
     def get(self, request: Request, conversation_id: str) -> Response:
         conversation = get_object_or_404(conversations_for(request.user), pk=conversation_id)
         messages = conversation.messages.select_related("vessel").order_by("sequence")
         return Response(MessageSerializer(messages, many=True).data)
 
+    @extend_schema(request=SendMessageSerializer, responses={201: TURN_REPLY})
     def post(self, request: Request, conversation_id: str) -> Response:
         conversation = get_object_or_404(
             conversations_for(request.user).select_related("soul", "vessel", "viewer"),
@@ -71,7 +81,13 @@ class MessageListView(APIView):
 class RetryView(APIView):
     """``POST``: answer the conversation's last unanswered message again."""
 
+    serializer_class = serializers.Serializer
+
+    @extend_schema(request=None, responses={201: TURN_REPLY})
     def post(self, request: Request, conversation_id: str) -> Response:
+        return self.retry(request, conversation_id)
+
+    def retry(self, request: Request, conversation_id: str) -> Response:
         conversation = get_object_or_404(
             conversations_for(request.user).select_related("soul", "vessel", "viewer"),
             pk=conversation_id,

@@ -36,7 +36,10 @@ def _round_messages(tool_round: ToolRound) -> list[dict[str, Any]]:
 
 
 def example_for(schema: dict[str, Any]) -> Any:
-    """The simplest value that fits ``schema``: first enum value, minimum, required fields only."""
+    """The schema's first example, or the simplest value that fits it (first enum value, minimum,
+    required fields only)."""
+    if schema.get("examples"):
+        return schema["examples"][0]
     if "const" in schema:
         return schema["const"]
     if schema.get("enum"):

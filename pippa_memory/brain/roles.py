@@ -1,0 +1,218 @@
+"""The brain door's roles: one registry, each role with a fixed JSON Schema for its input and its
+output, and the meaning rules a schema cannot say (one of, partition, subset, budget).
+
+Output schemas keep to what every provider's structured mode accepts: objects with all properties
+required and ``additionalProperties: false``, and no length bounds; ranges and the meaning rules
+are checked here instead.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+ID_TEXT = {
+    "type": "object",
+    "required": ["id", "text"],
+    "additionalProperties": False,
+    "properties": {"id": {"type": "string", "minLength": 1}, "text": {"type": "string"}},
+}
+
+
+@dataclass(frozen=True)
+class Role:
+    """One kind of judgement the engine may ask for."""
+
+    name: str
+    instructions: str
+    input_schema: dict[str, Any]
+    output_schema: Callable[[dict[str, Any]], dict[str, Any]]
+    input_problems: Callable[[dict[str, Any]], dict[str, str]]
+    output_problems: Callable[[dict[str, Any], dict[str, Any]], list[str]]
+    offline_answer: Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def no_problems(data: dict[str, Any]) -> dict[str, str]:
+    """Items are identified by id as a set: an id given twice is one item (the first text)."""
+    return {}
+
+
+# -- decide -----------------------------------------------------------------------------------
+
+
+def _decide_output(data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["choice", "confidence", "reason"],
+        "additionalProperties": False,
+        "properties": {
+            "choice": {"type": "string", "enum": list(data["options"])},
+            "confidence": {"type": "number"},
+            "reason": {"type": "string"},
+        },
+    }
+
+
+def _decide_problems(data: dict[str, Any], output: dict[str, Any]) -> list[str]:
+    problems = []
+    if output["choice"] not in data["options"]:
+        problems.append(f"choice {output['choice']!r} is not one of the options {data['options']}")
+    if not 0 <= output["confidence"] <= 1:
+        problems.append(f"confidence {output['confidence']} is not between 0 and 1")
+    if not output["reason"].strip():
+        problems.append("reason is empty")
+    return problems
+
+
+DECIDE = Role(
+    name="decide",
+    instructions=(
+        "Decide the question by choosing exactly one of the options. Give your confidence as a "
+        "number from 0 to 1 and a short reason."
+    ),
+    input_schema={
+        "type": "object",
+        "required": ["question", "options"],
+        "additionalProperties": False,
+        "properties": {
+            "question": {"type": "string", "minLength": 1, "maxLength": 4000},
+            "options": {
+                "type": "array",
+                "minItems": 2,
+                "maxItems": 10,
+                "uniqueItems": True,
+                "items": {"type": "string", "minLength": 1, "maxLength": 500},
+            },
+            "context": {"type": "string", "maxLength": 20000},
+        },
+    },
+    output_schema=_decide_output,
+    input_problems=no_problems,
+    output_problems=_decide_problems,
+    offline_answer=lambda data: {
+        "choice": data["options"][0],
+        "confidence": 0.5,
+        "reason": "The offline vessel always takes the first option.",
+    },
+)
+
+# -- curate -----------------------------------------------------------------------------------
+
+
+def _curate_output(data: dict[str, Any]) -> dict[str, Any]:
+    ids = {"type": "array", "items": {"type": "string"}}
+    return {
+        "type": "object",
+        "required": ["keep", "drop", "notes"],
+        "additionalProperties": False,
+        "properties": {"keep": ids, "drop": ids, "notes": {"type": "string"}},
+    }
+
+
+def _curate_problems(data: dict[str, Any], output: dict[str, Any]) -> list[str]:
+    given = [item["id"] for item in data["items"]]
+    keep, drop = output["keep"], output["drop"]
+    problems = []
+    unknown = sorted(set(keep + drop) - set(given))
+    if unknown:
+        problems.append(f"unknown ids {unknown}")
+    both = sorted(set(keep) & set(drop))
+    if both:
+        problems.append(f"ids both kept and dropped {both}")
+    missing = sorted(set(given) - set(keep) - set(drop))
+    if missing:
+        problems.append(f"ids neither kept nor dropped {missing}")
+    for name, ids in (("keep", keep), ("drop", drop)):
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            problems.append(f"ids listed twice in {name} {repeated}")
+    return problems
+
+
+CURATE = Role(
+    name="curate",
+    instructions=(
+        "Curate the items for the goal: put every item's id in exactly one of keep or drop, and say "
+        "briefly why in notes."
+    ),
+    input_schema={
+        "type": "object",
+        "required": ["goal", "items"],
+        "additionalProperties": False,
+        "properties": {
+            "goal": {"type": "string", "minLength": 1, "maxLength": 4000},
+            "items": {"type": "array", "minItems": 1, "maxItems": 200, "items": ID_TEXT},
+        },
+    },
+    output_schema=_curate_output,
+    input_problems=no_problems,
+    output_problems=_curate_problems,
+    offline_answer=lambda data: {
+        "keep": list(dict.fromkeys(item["id"] for item in data["items"])),
+        "drop": [],
+        "notes": "The offline vessel keeps everything.",
+    },
+)
+
+# -- assemble ---------------------------------------------------------------------------------
+
+
+def _assemble_output(data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["block", "used"],
+        "additionalProperties": False,
+        "properties": {
+            "block": {"type": "string"},
+            "used": {"type": "array", "items": {"type": "string"}},
+        },
+    }
+
+
+def _assemble_problems(data: dict[str, Any], output: dict[str, Any]) -> list[str]:
+    problems = []
+    if len(output["block"]) > data["budget_chars"]:
+        problems.append(
+            f"block is {len(output['block'])} characters, over the budget of {data['budget_chars']}"
+        )
+    unknown = sorted(set(output["used"]) - {fact["id"] for fact in data["facts"]})
+    if unknown:
+        problems.append(f"used lists ids that are not among the facts {unknown}")
+    return problems
+
+
+def _assemble_offline(data: dict[str, Any]) -> dict[str, Any]:
+    block, used = "", []
+    for fact in data["facts"]:
+        if fact["id"] in used:
+            continue
+        line = f"- {fact['text']}\n"
+        if len(block) + len(line) > data["budget_chars"]:
+            break
+        block += line
+        used.append(fact["id"])
+    return {"block": block.rstrip("\n"), "used": used}
+
+
+ASSEMBLE = Role(
+    name="assemble",
+    instructions=(
+        "Assemble a block of text for the purpose from the facts, within budget_chars characters, "
+        "and list the ids of the facts you used."
+    ),
+    input_schema={
+        "type": "object",
+        "required": ["purpose", "facts", "budget_chars"],
+        "additionalProperties": False,
+        "properties": {
+            "purpose": {"type": "string", "minLength": 1, "maxLength": 4000},
+            "facts": {"type": "array", "maxItems": 200, "items": ID_TEXT},
+            "budget_chars": {"type": "integer", "minimum": 1, "maximum": 100000},
+        },
+    },
+    output_schema=_assemble_output,
+    input_problems=no_problems,
+    output_problems=_assemble_problems,
+    offline_answer=_assemble_offline,
+)
+
+ROLES: dict[str, Role] = {role.name: role for role in (DECIDE, CURATE, ASSEMBLE)}

@@ -1,0 +1,236 @@
+"""``POST /api/memory/brain/``: the door the memory engine calls to borrow the household's vessels.
+
+The checks run cheapest and most fundamental first, and every call leaves an audit row: memory
+switched off or no secret (503), a body over the cap (413, before anything is parsed), not JSON
+(415), a bad signature (401 with ``WWW-Authenticate``), throttled (429 with ``Retry-After``), a
+repeated ``webhook-id`` (the stored answer, or 409 while the first call runs), bad input (400 naming
+the fields), then the run itself (200, or 502/503/504).
+"""
+
+import hashlib
+import json
+import time
+import uuid
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from pippa_memory.brain import openapi
+from pippa_memory.brain.service import BrainFailure, run_judgement
+from pippa_memory.brain.signatures import SignatureRejected, configured_secrets, verify
+from pippa_memory.conf import memory_settings
+from pippa_memory.models import BrainCall
+
+SIGNATURE_HEADERS = [
+    OpenApiParameter(name, str, OpenApiParameter.HEADER, required=True, description=words)
+    for name, words in (
+        ("webhook-id", "Unique id of this call; a repeated id gets the stored answer."),
+        ("webhook-timestamp", "Unix seconds; within five minutes of the door's clock."),
+        ("webhook-signature", "Space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body>."),
+    )
+]
+
+OUTCOME_FOR_CODE = {
+    "invalid": BrainCall.Outcome.INVALID,
+    "unknown_soul": BrainCall.Outcome.INVALID,
+    "schema_violation": BrainCall.Outcome.SCHEMA_VIOLATION,
+    "vessel_failed": BrainCall.Outcome.VESSEL_FAILED,
+    "vessel_timeout": BrainCall.Outcome.TIMEOUT,
+    "no_vessel": BrainCall.Outcome.UNAVAILABLE,
+}
+
+
+class BrainThrottle(ScopedRateThrottle):
+    """A courtesy limit per caller (``PIPPA_MEMORY_BRAIN_RATE``); the signature is the defence."""
+
+    def get_rate(self) -> str | None:
+        return memory_settings.BRAIN_RATE or None
+
+
+def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "details": details or {}}}
+
+
+class RequiredBodySchema(AutoSchema):
+    """The door's body is a plain JSON Schema; drf-spectacular marks such bodies optional."""
+
+    def _get_request_body(self, direction: str = "request") -> dict[str, Any] | None:
+        body = super()._get_request_body(direction)
+        if body:
+            body["required"] = True
+        return body
+
+
+class BrainDoorView(APIView):
+    schema = RequiredBodySchema()
+    authentication_classes: list[Any] = []
+    permission_classes = [AllowAny]
+    throttle_classes: list[Any] = []  # applied by hand, once the caller has proved who it is
+    throttle_scope = "brain"
+
+    @extend_schema(
+        operation_id="brain_door",
+        summary="Borrow a household vessel for judgement (decide, curate, assemble).",
+        parameters=SIGNATURE_HEADERS,
+        request={"application/json": openapi.REQUEST},
+        responses={
+            200: OpenApiResponse(openapi.REPLY, description="The validated answer."),
+            **{
+                status: OpenApiResponse(openapi.ERROR, description=words)
+                for status, words in openapi.ERRORS.items()
+            },
+        },
+        auth=[],
+    )
+    def post(self, request: Request) -> Response:
+        started = time.monotonic()
+        call = BrainCall(request_id=uuid.uuid4().hex)
+
+        def finish(status: int, body: dict[str, Any], outcome: str, **headers: str) -> Response:
+            call.outcome = outcome
+            call.status_code = status
+            call.latency_ms = int((time.monotonic() - started) * 1000)
+            if call.webhook_id:
+                call.response_body = body
+            call.save()
+            response = Response(body, status=status)
+            response["X-Request-Id"] = call.request_id
+            for name, value in headers.items():
+                response[name.replace("_", "-")] = value
+            return response
+
+        def fail(status: int, code: str, message: str, outcome: str, **headers: str) -> Response:
+            return finish(status, error_body(code, message), outcome, **headers)
+
+        if not memory_settings.ENABLED:
+            return fail(
+                503,
+                "memory_disabled",
+                "Memory is switched off here.",
+                BrainCall.Outcome.UNAVAILABLE,
+            )
+        verifiers = configured_secrets()
+        if not verifiers:
+            return fail(
+                503,
+                "not_configured",
+                "The brain door has no secret configured (PIPPA_MEMORY_BRAIN_SECRET).",
+                BrainCall.Outcome.UNAVAILABLE,
+            )
+        cap = memory_settings.BRAIN_MAX_BODY_BYTES
+        declared = request.META.get("CONTENT_LENGTH") or "0"
+        if not declared.isdigit() or int(declared) > cap:
+            return fail(
+                413,
+                "too_large",
+                f"The body may be at most {cap} bytes.",
+                BrainCall.Outcome.TOO_LARGE,
+            )
+        if request.content_type.split(";")[0].strip().lower() != "application/json":
+            return fail(
+                415,
+                "unsupported_media_type",
+                "Send the body as application/json.",
+                BrainCall.Outcome.UNSUPPORTED,
+            )
+        raw = request._request.body
+        try:
+            verify(raw, dict(request.headers), verifiers)
+        except SignatureRejected as rejected:
+            return fail(
+                401,
+                "unauthorized",
+                str(rejected),
+                BrainCall.Outcome.UNAUTHORIZED,
+                WWW_Authenticate='Webhook realm="pippa-brain"',
+            )
+        throttle = BrainThrottle()
+        if not throttle.allow_request(request, self):
+            wait = throttle.wait() or 1
+            return fail(
+                429,
+                "throttled",
+                "Too many calls; slow down.",
+                BrainCall.Outcome.THROTTLED,
+                Retry_After=str(int(wait) + 1),
+            )
+        return self.run_once(request, raw, call, finish)
+
+    def run_once(self, request: Request, raw: bytes, call: BrainCall, finish: Any) -> Response:
+        """Run the signed call, or answer a repeat of its ``webhook-id`` from the stored result."""
+        webhook_id = request.headers["webhook-id"][:255]
+        digest = hashlib.sha256(raw).hexdigest()
+        earlier = BrainCall.objects.filter(webhook_id=webhook_id).first()
+        if earlier is not None:
+            return self.replay(earlier, digest, call, finish)
+        call.webhook_id = webhook_id
+        call.body_sha256 = digest
+        call.outcome = BrainCall.Outcome.RUNNING
+        try:
+            with transaction.atomic():
+                call.save()
+        except IntegrityError:
+            call.webhook_id = None
+            earlier = BrainCall.objects.get(webhook_id=webhook_id)
+            return self.replay(earlier, digest, call, finish)
+        try:
+            body = json.loads(raw)
+        except ValueError as exc:
+            return finish(
+                400,
+                error_body("parse_error", f"The body is not valid JSON: {exc.msg}."),
+                BrainCall.Outcome.INVALID,
+            )
+        if isinstance(body, dict):
+            call.role = str(body.get("role", ""))[:20]
+            call.soul = str(body.get("soul", ""))[:50]
+        try:
+            answer = run_judgement(body)
+        except BrainFailure as failure:
+            call.vessel = str(failure.details.get("vessel", ""))[:50]
+            outcome = OUTCOME_FOR_CODE.get(failure.code, BrainCall.Outcome.VESSEL_FAILED)
+            return finish(
+                failure.status,
+                error_body(failure.code, failure.message, failure.details),
+                outcome,
+            )
+        call.vessel, call.model, call.repaired = answer.vessel, answer.model, answer.repaired
+        reply = {
+            "role": body["role"],
+            "output": answer.output,
+            "vessel": answer.vessel,
+            "model": answer.model,
+            "usage": answer.usage,
+            "request_id": call.request_id,
+            "repaired": answer.repaired,
+        }
+        return finish(200, reply, BrainCall.Outcome.ANSWERED)
+
+    def replay(self, earlier: BrainCall, digest: str, call: BrainCall, finish: Any) -> Response:
+        call.role, call.soul = earlier.role, earlier.soul
+        if earlier.body_sha256 != digest:
+            return finish(
+                422,
+                error_body(
+                    "idempotency_key_reused",
+                    "This webhook-id was used before with a different body.",
+                ),
+                BrainCall.Outcome.CONFLICT,
+            )
+        if earlier.outcome == BrainCall.Outcome.RUNNING:
+            return finish(
+                409,
+                error_body("in_progress", "The first call with this webhook-id is still running."),
+                BrainCall.Outcome.CONFLICT,
+            )
+        response = Response(earlier.response_body, status=earlier.status_code)
+        response["X-Request-Id"] = earlier.request_id
+        response["Idempotent-Replayed"] = "true"
+        return response
