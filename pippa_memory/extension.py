@@ -2,13 +2,13 @@
 
 from typing import Any
 
-from pippa_memory import answers, tool_verbs
+from pippa_memory import answers, tool_verbs, unattended
 from pippa_memory.budget import remaining
 from pippa_memory.conf import memory_settings
 from pippa_memory.pinning import pinned_block
 from pippa_memory.tool import MEMORY_TOOL, TOOL_NAME, input_problem
 from webui.extensions import TurnContext, TurnExtension
-from webui.models import Message
+from webui.models import Conversation, Message, UnattendedRun
 from webui.prompt import ToolCall, ToolDefinition
 
 ANSWERS_KEY = "pippa_memory.answers"
@@ -21,7 +21,11 @@ class MemoryExtension(TurnExtension):
     offers_memory_tool = True
 
     def memory_block(self, *, turn: TurnContext) -> str | None:
-        return pinned_block(turn.conversation, budget=remaining(turn))
+        conversation = turn.conversation
+        if conversation.kind in (Conversation.Kind.JOB, Conversation.Kind.WAKE):
+            # Unattended runs carry a bundle or a brief, attached before their turn.
+            return unattended.unattended_block(conversation)
+        return pinned_block(conversation, budget=remaining(turn))
 
     def turn_slot_parts(self, *, turn: TurnContext) -> list[str]:
         conversation = turn.conversation
@@ -63,6 +67,11 @@ class MemoryExtension(TurnExtension):
         ready = turn.extras.get(ANSWERS_KEY)
         if ready:
             answers.acknowledge(turn.conversation, ready)
+
+    def prepare_unattended(
+        self, *, conversation: Conversation, run: UnattendedRun
+    ) -> dict[str, Any]:
+        return unattended.prepare_unattended(conversation, run)
 
     def memory_status(self) -> str | None:
         if not memory_settings.ENABLED:

@@ -193,3 +193,23 @@ class BrainCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role or '?'} {self.outcome} ({self.request_id})"
+
+
+class UnattendedMemory(models.Model):
+    """What an unattended run carried: a job's deterministic bundle or a wake's curated brief."""
+
+    class Source(models.TextChoices):
+        BUNDLE = "bundle", "Bundle"
+        BRIEF = "brief", "Brief"
+
+    conversation = models.OneToOneField(
+        Conversation, on_delete=models.CASCADE, related_name="unattended_memory"
+    )
+    source = models.CharField(max_length=10, choices=Source.choices)
+    revision = models.CharField(max_length=100)
+    sha256 = models.CharField(max_length=64)
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.source} {self.revision}"

@@ -4,7 +4,8 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from webui.models import Conversation, Message, Soul, Vessel
+from webui.models import Conversation, Message, ScheduledJob, Soul, UnattendedRun, Vessel
+from webui.unattended_display import describe_memory
 from webui.vault import vault_problem
 from webui.vessels.connection import check_connection, key_status
 
@@ -86,3 +87,29 @@ class MessageAdmin(admin.ModelAdmin):
     readonly_fields = ["id", "created_at", "sequence"]
     raw_id_fields = ["conversation"]
     date_hierarchy = "created_at"
+
+
+@admin.register(ScheduledJob)
+class ScheduledJobAdmin(admin.ModelAdmin):
+    list_display = ["name", "kind", "soul", "vessel", "schedule", "enabled", "next_run_at"]
+    list_filter = ["kind", "enabled", "soul"]
+    list_editable = ["enabled"]
+    search_fields = ["name", "prompt"]
+
+
+@admin.register(UnattendedRun)
+class UnattendedRunAdmin(admin.ModelAdmin):
+    list_display = ["started_at", "kind", "job", "soul", "outcome", "memory_summary", "finished_at"]
+    list_filter = ["kind", "outcome", "soul", "started_at"]
+    date_hierarchy = "started_at"
+    readonly_fields = [f.name for f in UnattendedRun._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    @admin.display(description="memory")
+    def memory_summary(self, run: UnattendedRun) -> str:
+        return describe_memory(run.memory)

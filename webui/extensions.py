@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from webui.models import Conversation, Message
+    from webui.models import Conversation, Message, UnattendedRun
     from webui.prompt import ToolCall, ToolDefinition
 
 
@@ -58,6 +58,13 @@ class TurnExtension:
 
     def turn_saved(self, *, turn: TurnContext, assistant_message: "Message") -> None:
         """Called after the assistant row of the turn has been committed."""
+
+    def prepare_unattended(
+        self, *, conversation: "Conversation", run: "UnattendedRun"
+    ) -> dict[str, Any]:
+        """Before an unattended run's turn: attach what memory it carries (a job's bundle, a wake's
+        brief) and return details for the run's record; ``{}`` when this extension has none."""
+        return {}
 
     def memory_status(self) -> str | None:
         """A notice for the household's pages when memory is not working as usual, or ``None``."""

@@ -9,6 +9,9 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, URLValidator
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
+
+from webui.schedules import validate_schedule
 
 
 class Soul(models.Model):
@@ -238,3 +241,67 @@ class Message(models.Model):
             )
             self.sequence = (last or 0) + 1
         super().save(*args, **kwargs)
+
+
+class ScheduledJob(models.Model):
+    """An unattended run on a schedule: a job (its prompt answered by a soul) or a Soul Stream wake."""
+
+    class Kind(models.TextChoices):
+        JOB = "job", "Scheduled job"
+        WAKE = "wake", "Soul Stream wake"
+
+    name = models.CharField(max_length=100)
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.JOB)
+    soul = models.ForeignKey(Soul, on_delete=models.CASCADE, related_name="scheduled_jobs")
+    vessel = models.ForeignKey(Vessel, on_delete=models.PROTECT, related_name="scheduled_jobs")
+    prompt = models.TextField(
+        blank=True, help_text="What the soul is asked; a wake without one gets the standard ask."
+    )
+    schedule = models.CharField(
+        max_length=100,
+        validators=[validate_schedule],
+        help_text="An interval such as 'every 15m' (s, m, h or d) or a cron expression '0 7 * * *'.",
+    )
+    enabled = models.BooleanField(default=True)
+    next_run_at = models.DateTimeField(
+        default=timezone.now, db_index=True, help_text="When the runner starts it next."
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class UnattendedRun(models.Model):
+    """One run with no human in it: a scheduled job or a Soul Stream wake, and how it went."""
+
+    class Outcome(models.TextChoices):
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    kind = models.CharField(max_length=8, choices=ScheduledJob.Kind.choices)
+    job = models.ForeignKey(
+        ScheduledJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
+    soul = models.ForeignKey(Soul, on_delete=models.CASCADE, related_name="unattended_runs")
+    conversation = models.OneToOneField(
+        Conversation, null=True, blank=True, on_delete=models.SET_NULL, related_name="run"
+    )
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.RUNNING)
+    error = models.TextField(blank=True)
+    memory = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What memory the run carried (bundle or brief, revision, sha256) or why none.",
+    )
+    started_at = models.DateTimeField(default=timezone.now, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} for {self.soul} at {self.started_at:%Y-%m-%d %H:%M}"

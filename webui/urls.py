@@ -17,6 +17,8 @@ urlpatterns = [
         name="conversation-detail",
     ),
     path("vessels/", views.vessel_list, name="vessel-list"),
+    path("stream/", views.soul_stream, name="soul-stream"),
+    path("stream/wake/", views.soul_stream_wake, name="soul-stream-wake"),
     path("vessels/<slug:slug>/memory-tool/", views.vessel_memory_tool, name="vessel-memory-tool"),
     path("vessels/<slug:slug>/test/", views.vessel_test_connection, name="vessel-test-connection"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

@@ -1,6 +1,7 @@
 """Server-rendered pages for household members. Thin: forms in, one service or query call, out."""
 
 from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -9,8 +10,9 @@ from django.views.decorators.http import require_POST
 from webui.api.serializers import MessageSerializer
 from webui.extensions import memory_tool_notice
 from webui.forms import MemoryToolForm, NewConversationForm
-from webui.models import Conversation, Vessel
+from webui.models import Conversation, Soul, UnattendedRun, Vessel
 from webui.selectors import conversations_for
+from webui.unattended import run_wake
 from webui.vault import vault_problem
 from webui.vessels.connection import check_connection, key_status
 from webui.vessels.registry import vessel_problem
@@ -93,3 +95,40 @@ def vessel_memory_tool(request: HttpRequest, slug: str) -> HttpResponse:
             "It applies to conversations started from now on.",
         )
     return redirect("vessel-list")
+
+
+@login_required
+def soul_stream(request: HttpRequest) -> HttpResponse:
+    """The souls' unattended posts, newest first."""
+    runs = (
+        UnattendedRun.objects.select_related("soul", "job", "conversation")
+        .prefetch_related("conversation__messages")
+        .order_by("-started_at", "-id")[:50]
+    )
+    posts = []
+    for run in runs:
+        replies = [
+            m
+            for m in (run.conversation.messages.all() if run.conversation else [])
+            if m.role == "assistant"
+        ]
+        posts.append({"run": run, "text": replies[-1].content if replies else ""})
+    context = {"posts": posts, "souls": Soul.objects.all()}
+    return render(request, "webui/soul_stream.html", context)
+
+
+@staff_member_required
+@require_POST
+def soul_stream_wake(request: HttpRequest) -> HttpResponse:
+    """Staff only: wake a soul now."""
+    soul = get_object_or_404(Soul, pk=request.POST.get("soul"))
+    try:
+        run = run_wake(soul=soul)
+    except ValueError as exc:
+        messages.error(request, str(exc))
+        return redirect("soul-stream")
+    if run.outcome == UnattendedRun.Outcome.SUCCEEDED:
+        messages.success(request, f"{soul.name} woke and posted.")
+    else:
+        messages.error(request, f"{soul.name}'s wake failed: {run.error}")
+    return redirect("soul-stream")

@@ -111,3 +111,6 @@ def test_load_demo_creates_a_household_ready_to_chat_and_prints_the_login() -> N
     vessel = Vessel.objects.get()
     assert vessel.adapter == "offline"
     assert vessel.enabled
+    from webui.models import ScheduledJob
+
+    assert sorted(ScheduledJob.objects.values_list("kind", flat=True)) == ["job", "wake"]

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from webui.models import Soul, Vessel
+from webui.models import ScheduledJob, Soul, Vessel
 
 DEMO_USERNAME = "demo"
 
@@ -16,7 +16,8 @@ DEMO_USERNAME = "demo"
 class Command(BaseCommand):
     help = (
         "Create or refresh the demo household: a member (staff, so the admin is reachable), the soul "
-        "Pippa with the demo vault, and the offline vessel. Sets a fresh password and prints the login."
+        "Pippa with the demo vault, the offline vessel, and a demo job and wake. Sets a fresh "
+        "password and prints the login."
     )
 
     def add_arguments(self, parser: Any) -> None:
@@ -41,7 +42,8 @@ class Command(BaseCommand):
             Soul.objects.update_or_create(
                 slug="pippa", defaults={"name": "Pippa", "vault_path": "demo/vaults/pippa"}
             )
-            Vessel.objects.update_or_create(
+            soul = Soul.objects.get(slug="pippa")
+            offline, _ = Vessel.objects.update_or_create(
                 slug="offline",
                 defaults={
                     "name": "Offline",
@@ -51,6 +53,26 @@ class Command(BaseCommand):
                     "enabled": True,
                 },
             )
+            # A job and a wake that run on their own under `make run` (the scheduler process).
+            for name, kind, prompt, schedule in (
+                (
+                    "Morning note",
+                    "job",
+                    "Write a short note for the household's morning.",
+                    "every 2m",
+                ),
+                ("Soul Stream wake", "wake", "", "every 3m"),
+            ):
+                ScheduledJob.objects.get_or_create(
+                    name=name,
+                    defaults={
+                        "kind": kind,
+                        "soul": soul,
+                        "vessel": offline,
+                        "prompt": prompt,
+                        "schedule": schedule,
+                    },
+                )
         url = options["url"].rstrip("/")
         lines = [
             "",
@@ -60,6 +82,7 @@ class Command(BaseCommand):
             f"  Username: {DEMO_USERNAME}",
             f"  Password: {password}",
             f"  Admin:    {url}/admin/ (same login)",
+            f"  Stream:   {url}/stream/ (a demo job and wake post here on their own)",
         ]
         if apps.is_installed("pippa_memory"):
             lines.append(f"  Pins:     {url}/admin/pippa_memory/pinrecord/")

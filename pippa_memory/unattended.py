@@ -1,0 +1,127 @@
+"""The wake: turns with no human in them carry memory too.
+
+A scheduled job's run pins the soul's head revision, then asks the engine for the job's bundle at
+that revision, so the same soul, job and revision always give the same bytes; a Soul Stream wake
+carries the brief the engine curated. Both are soft: with the engine absent the run goes ahead
+without them and its record says why; with memory off no engine call is made.
+"""
+
+import hashlib
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from pippa_memory import contract
+from pippa_memory.client import call_engine
+from pippa_memory.conf import memory_settings
+from pippa_memory.models import PinRecord, UnattendedMemory
+from webui.models import Conversation, UnattendedRun
+
+
+def absent(conversation: Conversation, reason: str, latency: int | None = None) -> dict[str, Any]:
+    record_pin(conversation, revision=None, sha256="", reason=reason, latency=latency)
+    return {"source": "none", "reason": reason}
+
+
+def record_pin(
+    conversation: Conversation,
+    *,
+    revision: str | None,
+    sha256: str,
+    reason: str,
+    latency: int | None,
+) -> None:
+    """Pin the run's conversation (for life, as any pin) and write its pin history row."""
+    with transaction.atomic():
+        Conversation.objects.filter(pk=conversation.pk, pinned_at__isnull=True).update(
+            pinned_head=revision, pinned_at=timezone.now()
+        )
+        PinRecord.objects.create(
+            conversation=conversation,
+            soul=conversation.soul,
+            outcome=PinRecord.Outcome.PINNED if revision else PinRecord.Outcome.ABSENT,
+            revision=revision or "",
+            sha256=sha256,
+            reason=reason,
+            engine_latency_ms=latency,
+        )
+    conversation.refresh_from_db(fields=["pinned_head", "pinned_at"])
+
+
+def attach(
+    conversation: Conversation, *, source: str, revision: str, text: str, latency: int | None
+) -> dict[str, Any]:
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    UnattendedMemory.objects.create(
+        conversation=conversation, source=source, revision=revision, sha256=digest, text=text
+    )
+    record_pin(conversation, revision=revision, sha256=digest, reason="", latency=latency)
+    return {"source": source, "revision": revision, "sha256": digest}
+
+
+def prepare_job(conversation: Conversation, run: UnattendedRun) -> dict[str, Any]:
+    soul = conversation.soul.slug
+    head = call_engine("GET", f"/v1/souls/{soul}/head", schema=contract.BLOCK)
+    if not head.ok:
+        return absent(conversation, head.reason, head.latency_ms)
+    revision = head.data["revision"]
+    job = {"id": str(run.job_id or run.pk), "name": run.job.name if run.job else "job"}
+    bundle = call_engine(
+        "POST",
+        "/v1/bundles",
+        body={"soul": soul, "job": job, "revision": revision},
+        schema=contract.BUNDLE,
+    )
+    if not bundle.ok:
+        return absent(conversation, bundle.reason, bundle.latency_ms)
+    data = bundle.data
+    text = data["bundle"]
+    if data["revision"] != revision or hashlib.sha256(text.encode()).hexdigest() != data["sha256"]:
+        return absent(conversation, "bundle_mismatch", bundle.latency_ms)
+    if len(text) > memory_settings.MAX_BLOCK_CHARS:
+        return absent(conversation, "block_too_large", bundle.latency_ms)
+    return attach(
+        conversation, source="bundle", revision=revision, text=text, latency=bundle.latency_ms
+    )
+
+
+def prepare_wake(conversation: Conversation, run: UnattendedRun) -> dict[str, Any]:
+    brief = call_engine(
+        "POST",
+        "/v1/wakes/brief",
+        body={"soul": conversation.soul.slug, "wake": {"kind": "soul_stream", "id": str(run.pk)}},
+        schema=contract.BRIEF,
+    )
+    if not brief.ok:
+        return absent(conversation, brief.reason, brief.latency_ms)
+    if len(brief.data["brief"]) > memory_settings.MAX_BLOCK_CHARS:
+        return absent(conversation, "block_too_large", brief.latency_ms)
+    return attach(
+        conversation,
+        source="brief",
+        revision=brief.data["revision"],
+        text=brief.data["brief"],
+        latency=brief.latency_ms,
+    )
+
+
+def prepare_unattended(conversation: Conversation, run: UnattendedRun) -> dict[str, Any]:
+    """Attach the run's bundle or brief, or record why it has none."""
+    if not memory_settings.ENABLED:
+        return absent(conversation, "memory_disabled")
+    if conversation.kind == Conversation.Kind.JOB:
+        return prepare_job(conversation, run)
+    return prepare_wake(conversation, run)
+
+
+def unattended_block(conversation: Conversation) -> str | None:
+    """The envelope of what the run carried, in the memory block's place; None without it."""
+    memory = UnattendedMemory.objects.filter(conversation=conversation).first()
+    if memory is None:
+        return None
+    from pippa_memory.pinning import render_block
+
+    return render_block(
+        soul_slug=conversation.soul.slug, revision=memory.revision, text=memory.text
+    )

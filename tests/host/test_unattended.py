@@ -1,0 +1,220 @@
+"""Turns with no human in them: schedules, a runner that starts each due job exactly once, runs
+recorded with their outcome, and the Soul Stream page."""
+
+import threading
+from datetime import UTC, datetime, timedelta
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.core.management import call_command
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
+
+from webui.models import Conversation, ScheduledJob, Soul, UnattendedRun, Vessel
+from webui.schedules import next_run_after, schedule_problem
+from webui.unattended import claim_due_jobs, run_due_jobs, run_wake
+from webui.vessels import registry
+
+pytestmark = pytest.mark.django_db
+
+AT = datetime(2026, 12, 2, 9, 30, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("schedule", "expected"),
+    [
+        ("every 15m", AT + timedelta(minutes=15)),
+        ("every 30s", AT + timedelta(seconds=30)),
+        ("EVERY 2h", AT + timedelta(hours=2)),
+        ("every 1d", AT + timedelta(days=1)),
+        ("0 7 * * *", datetime(2026, 12, 3, 7, 0, tzinfo=UTC)),
+        ("*/20 * * * *", datetime(2026, 12, 2, 9, 40, tzinfo=UTC)),
+    ],
+)
+def test_schedules_give_the_next_time(schedule: str, expected: datetime) -> None:
+    assert schedule_problem(schedule) is None
+    assert next_run_after(schedule, AT) == expected
+
+
+@pytest.mark.parametrize("schedule", ["every 0m", "every 5 weeks", "sometimes", "* * *", ""])
+def test_a_bad_schedule_is_a_clear_validation_error(
+    schedule: str, soul: Soul, offline_vessel: Vessel
+) -> None:
+    job = ScheduledJob(name="j", soul=soul, vessel=offline_vessel, schedule=schedule)
+
+    with pytest.raises(ValidationError) as invalid:
+        job.full_clean()
+
+    assert "schedule" in invalid.value.message_dict
+
+
+@pytest.fixture
+def make_job(soul: Soul, offline_vessel: Vessel) -> Any:
+    def make(**fields: Any) -> ScheduledJob:
+        fields.setdefault("name", "Morning note")
+        fields.setdefault("prompt", "Write the morning note.")
+        fields.setdefault("schedule", "every 15m")
+        fields.setdefault("next_run_at", timezone.now() - timedelta(seconds=1))
+        return ScheduledJob.objects.create(soul=soul, vessel=offline_vessel, **fields)
+
+    return make
+
+
+def test_a_due_job_runs_once_in_a_job_conversation_and_is_recorded(make_job: Any) -> None:
+    job = make_job()
+
+    runs = run_due_jobs()
+    again = run_due_jobs()
+
+    assert len(runs) == 1
+    assert again == []
+    run = runs[0]
+    assert run.outcome == "succeeded"
+    assert run.finished_at is not None
+    conversation = run.conversation
+    assert (conversation.kind, conversation.viewer) == ("job", None)
+    assert [m.role for m in conversation.messages.order_by("sequence")] == ["user", "assistant"]
+    assert conversation.messages.first().content == "Write the morning note."
+    job.refresh_from_db()
+    assert job.next_run_at > timezone.now() + timedelta(minutes=14)
+
+
+def test_disabled_and_future_jobs_do_not_run(make_job: Any) -> None:
+    make_job(enabled=False)
+    make_job(next_run_at=timezone.now() + timedelta(hours=1))
+
+    assert run_due_jobs() == []
+
+
+def test_a_failed_turn_is_recorded_as_a_failed_run(
+    make_job: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", "tests.host.fakes.FailingAdapter")
+    make_job()
+
+    (run,) = run_due_jobs()
+
+    assert run.outcome == "failed"
+    assert "overloaded" in run.error
+
+
+def test_without_a_memory_extension_the_run_says_it_carried_none(make_job: Any) -> None:
+    make_job()
+
+    (run,) = run_due_jobs()
+
+    assert run.memory == {"source": "none", "reason": "no memory extension is installed"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_runners_start_a_due_job_exactly_once(make_job: Any) -> None:
+    for index in range(5):
+        make_job(name=f"job {index}")
+    start = threading.Barrier(2)
+    claimed: list[list[int]] = []
+    errors: list[BaseException] = []
+
+    def runner() -> None:
+        try:
+            start.wait()
+            claimed.append([job.pk for job in claim_due_jobs()])
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=runner) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+
+    assert errors == []
+    everything = [pk for batch in claimed for pk in batch]
+    assert sorted(everything) == sorted(ScheduledJob.objects.values_list("pk", flat=True))
+    assert len(everything) == len(set(everything)) == 5
+
+
+def test_run_scheduler_runs_what_is_due(make_job: Any) -> None:
+    make_job()
+    out = StringIO()
+
+    call_command("run_scheduler", stdout=out)
+
+    assert "Scheduled job for Pippa: succeeded" in out.getvalue()
+    assert UnattendedRun.objects.count() == 1
+
+
+def test_soul_stream_wake_command_wakes_the_soul(soul: Soul, offline_vessel: Vessel) -> None:
+    out = StringIO()
+
+    call_command("soul_stream_wake", "--soul", "pippa", stdout=out)
+
+    run = UnattendedRun.objects.get()
+    assert run.kind == "wake"
+    assert run.conversation.kind == "wake"
+    assert "Wake for Pippa: succeeded." in out.getvalue()
+
+
+def test_soul_stream_wake_names_a_missing_soul(offline_vessel: Vessel) -> None:
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="No soul with the slug 'nobody'"):
+        call_command("soul_stream_wake", "--soul", "nobody")
+
+
+def test_the_stream_page_shows_unattended_posts_newest_first(
+    user: Any, soul: Soul, offline_vessel: Vessel, make_job: Any
+) -> None:
+    make_job(prompt="first post")
+    run_due_jobs()
+    later = run_wake(soul=soul)
+    UnattendedRun.objects.filter(pk=later.pk).update(
+        started_at=timezone.now() + timedelta(minutes=1)
+    )
+    client = Client()
+    client.force_login(user)
+
+    page = client.get("/stream/").content.decode()
+
+    assert page.index("Soul Stream wake") < page.index("Scheduled job")
+    assert "I heard: “first post”" in page
+    assert "without memory: no memory extension is installed" in page
+    assert "Wake now" not in page  # staff only
+
+
+def test_only_staff_may_wake_a_soul_from_the_page(
+    user: Any, make_user: Any, soul: Soul, offline_vessel: Vessel
+) -> None:
+    member = Client()
+    member.force_login(user)
+    assert member.post("/stream/wake/", {"soul": soul.pk}).status_code == 302
+    assert not UnattendedRun.objects.exists()
+
+    staff = Client()
+    staff.force_login(make_user("root", is_staff=True))
+    assert "Wake now" in staff.get("/stream/").content.decode()
+    response = staff.post("/stream/wake/", {"soul": soul.pk}, follow=True)
+
+    assert UnattendedRun.objects.get().kind == "wake"
+    assert "Pippa woke and posted." in response.content.decode()
+
+
+def test_the_stream_page_needs_a_login() -> None:
+    response = Client().get("/stream/")
+
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+
+
+def test_a_job_conversation_is_not_in_any_members_chat_list(user: Any, make_job: Any) -> None:
+    make_job()
+    run_due_jobs()
+    client = Client()
+    client.force_login(user)
+
+    assert Conversation.objects.filter(kind="job").count() == 1
+    assert "Morning note" not in client.get("/").content.decode()
