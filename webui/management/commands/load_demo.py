@@ -1,12 +1,14 @@
 """``manage.py load_demo``: the demo household, ready to chat, with its login printed."""
 
 import secrets
+from datetime import timedelta
 from typing import Any
 
 from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django.utils import timezone
 
 from webui.models import ScheduledJob, Soul, Vessel
 
@@ -54,23 +56,22 @@ class Command(BaseCommand):
                 },
             )
             # A job and a wake that run on their own under `make run` (the scheduler process).
-            for name, kind, prompt, schedule in (
-                (
-                    "Morning note",
-                    "job",
-                    "Write a short note for the household's morning.",
-                    "every 2m",
-                ),
-                ("Soul Stream wake", "wake", "", "every 3m"),
-            ):
-                ScheduledJob.objects.get_or_create(
+            # Their first runs wait a few seconds, so the engine is listening by then.
+            now = timezone.now()
+            demo_jobs = [
+                ("Morning note", "job", "Write a short note for the household's morning.", 2, 10),
+                ("Soul Stream wake", "wake", "", 3, 20),
+            ]
+            for name, kind, prompt, minutes, first in demo_jobs:
+                ScheduledJob.objects.update_or_create(
                     name=name,
                     defaults={
                         "kind": kind,
                         "soul": soul,
                         "vessel": offline,
                         "prompt": prompt,
-                        "schedule": schedule,
+                        "schedule": f"every {minutes}m",
+                        "next_run_at": now + timedelta(seconds=first),
                     },
                 )
         url = options["url"].rstrip("/")
