@@ -131,18 +131,31 @@ def fetch_block(conversation: Conversation, *, budget: float | None = None) -> M
     )
 
 
+# Rendered blocks by (soul id, revision). Revisions are immutable, so a process may keep them:
+# later turns then cost no query and no engine call for the front of the prompt.
+RENDERED: dict[tuple[int, str], str] = {}
+RENDERED_MAX = 512
+
+
 def pinned_block(conversation: Conversation, *, budget: float | None = None) -> str | None:
     """The memory block for this turn of ``conversation``: pinned at the first turn, then reused."""
     if conversation.pinned_at is None:
         pin_conversation(conversation, budget=budget)
     if conversation.pinned_head is None:
         return None
+    key = (conversation.soul_id, conversation.pinned_head)
+    if key in RENDERED:
+        return RENDERED[key]
     block = fetch_block(conversation, budget=budget)
     if block is None:
         return None
-    return render_block(
+    rendered = render_block(
         soul_slug=conversation.soul.slug, revision=conversation.pinned_head, text=block.text
     )
+    if len(RENDERED) >= RENDERED_MAX:
+        RENDERED.pop(next(iter(RENDERED)))
+    RENDERED[key] = rendered
+    return rendered
 
 
 def request_repin(*, conversation: Conversation, requested_by: object, reason: str) -> PinRecord:

@@ -23,9 +23,14 @@ def engine() -> Iterator[ReferenceEngine]:
 
 @pytest.fixture(autouse=True)
 def _fresh_breaker() -> Iterator[None]:
+    """A fresh breaker, and no rendered blocks remembered from another test's database rows."""
+    from pippa_memory.pinning import RENDERED
+
     BREAKER.reset()
+    RENDERED.clear()
     yield
     BREAKER.reset()
+    RENDERED.clear()
 
 
 @pytest.fixture

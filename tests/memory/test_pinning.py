@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 
 from pippa_memory.models import MemoryBlock, PinRecord, sha256_of
-from pippa_memory.pinning import pin_conversation, request_repin
+from pippa_memory.pinning import RENDERED, pin_conversation, request_repin
 from pippa_memory.reference_engine import ReferenceEngine
 from webui.models import Conversation
 from webui.turns import run_turn
@@ -70,6 +70,21 @@ def test_block_bytes_stay_the_same_on_turns_2_to_30_while_the_head_moves(
     assert head_calls(memory_on) == 1
     conversation.refresh_from_db()
     assert memory_on.state.souls["pippa"].head != conversation.pinned_head
+
+
+def test_later_turns_read_the_block_without_a_query_once_rendered(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    run_turn(conversation=conversation, text="hello")
+    run_turn(conversation=conversation, text="again")
+
+    with CaptureQueriesContext(connection) as queries:
+        run_turn(conversation=conversation, text="and again")
+
+    assert not [q for q in queries.captured_queries if "pippa_memory_memoryblock" in q["sql"]]
 
 
 def test_a_new_conversation_pins_the_new_head(
@@ -250,6 +265,7 @@ def test_a_missing_local_block_is_fetched_by_its_revision(
     memory_on.state.remember("pippa", "Kept at the engine.")
     run_turn(conversation=conversation, text="hello")
     MemoryBlock.objects.all().delete()
+    RENDERED.clear()  # as in another process, which has not rendered it yet
     memory_on.state.remember("pippa", "A newer head.")
 
     run_turn(conversation=conversation, text="again")
