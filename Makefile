@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 ENGINE_PORT ?= 8765
 
-.PHONY: run test lint format migrate clean
+.PHONY: run test bench lint format migrate clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed: run make with PYTHON=/path/to/python3.11")'
@@ -38,6 +38,14 @@ test: $(VENV)/.dev-installed
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n auto --dist loadgroup
 	$(BIN)/python -m pytest -n auto --dist loadgroup tests/host tests/host_only --ds=tests.settings_host_only
+
+# Benchmarks (not tests): each prints ratios measured side by side in one run. Results and the
+# machine they ran on go in docs/BENCHMARKS.md.
+bench: $(VENV)/.dev-installed
+	cd bench && ../$(BIN)/python turn_overhead.py
+	cd bench && ../$(BIN)/python prompt_cache.py
+	cd bench && ../$(BIN)/python outbox.py
+	cd bench && ../$(BIN)/python brain_door.py
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check .

@@ -67,13 +67,28 @@ class _Breaker:
         self._config: tuple[int, float] | None = None
 
     def get(self) -> pybreaker.CircuitBreaker:
-        config = (memory_settings.BREAKER_FAIL_MAX, memory_settings.BREAKER_RESET_TIMEOUT)
+        config = (
+            memory_settings.BREAKER_FAIL_MAX,
+            memory_settings.BREAKER_RESET_TIMEOUT,
+            memory_settings.BREAKER_REDIS_URL,
+        )
         if self._breaker is None or config != self._config:
+            storage = None
+            if config[2]:
+                # Shared by every process and host that uses the same Redis: one engine, one view.
+                import redis
+
+                storage = pybreaker.CircuitRedisStorage(
+                    pybreaker.STATE_CLOSED,
+                    redis.Redis.from_url(config[2]),
+                    namespace="pippa-memory-engine",
+                )
             self._breaker = pybreaker.CircuitBreaker(
                 fail_max=config[0],
                 reset_timeout=config[1],
                 name="memory-engine",
                 throw_new_error_on_trip=False,
+                state_storage=storage,
             )
             self._config = config
         return self._breaker

@@ -26,6 +26,8 @@ DEFAULTS: dict[str, Any] = {
     # Consecutive failures that open the breaker, and seconds until it lets one call through.
     "BREAKER_FAIL_MAX": 3,
     "BREAKER_RESET_TIMEOUT": 30.0,
+    # Redis URL to share the breaker's state between processes and hosts; empty: per process.
+    "BREAKER_REDIS_URL": "",
     # A block longer than this is refused (pinned absent, reason "block_too_large"), never cut.
     "MAX_BLOCK_CHARS": 16000,
     # An engine answer larger than this is refused while it is read.

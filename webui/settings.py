@@ -175,6 +175,7 @@ PIPPA_MEMORY = {
     "RECALL_LIMIT": env.int("PIPPA_MEMORY_RECALL_LIMIT", default=5),
     "BREAKER_FAIL_MAX": env.int("PIPPA_MEMORY_BREAKER_FAIL_MAX", default=3),
     "BREAKER_RESET_TIMEOUT": env.float("PIPPA_MEMORY_BREAKER_RESET_TIMEOUT", default=30.0),
+    "BREAKER_REDIS_URL": env.str("PIPPA_MEMORY_BREAKER_REDIS_URL", default=""),
     "MAX_BLOCK_CHARS": env.int("PIPPA_MEMORY_MAX_BLOCK_CHARS", default=16000),
     "MAX_RESPONSE_BYTES": env.int("PIPPA_MEMORY_MAX_RESPONSE_BYTES", default=1_000_000),
     # The brain door: whsec_ secrets (space-separated during a rotation), body cap, courtesy rate.

@@ -330,3 +330,33 @@ def test_two_concurrent_first_turns_end_with_one_pin(
     conversation.refresh_from_db()
     assert seen == [conversation.pinned_head, conversation.pinned_head]
     assert MemoryBlock.objects.count() == 1
+
+
+@pytest.mark.xdist_group("redis")
+def test_the_breaker_state_can_be_shared_through_redis(
+    memory_on: ReferenceEngine, configure: Any, make_conversation: Any
+) -> None:
+    import os
+
+    import redis
+
+    from pippa_memory.client import BREAKER
+
+    url = "redis://127.0.0.1:6379/14"
+    try:
+        redis.Redis.from_url(url).flushdb()
+    except redis.ConnectionError:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Redis must run on 127.0.0.1:6379 in CI")
+        pytest.skip("no Redis on 127.0.0.1:6379")
+    configure(BREAKER_FAIL_MAX=2, BREAKER_RESET_TIMEOUT=60.0, BREAKER_REDIS_URL=url)
+    memory_on.set_fault("error", status=503)
+    for _ in range(2):
+        run_turn(conversation=make_conversation(), text="hello")
+
+    BREAKER.reset()  # as another process would start: a new breaker on the same Redis
+    run_turn(conversation=make_conversation(), text="hello")
+
+    assert head_calls(memory_on) == 2
+    assert PinRecord.objects.order_by("-created_at", "-id").first().reason == "breaker_open"
+    redis.Redis.from_url(url).flushdb()

@@ -1,0 +1,155 @@
+"""The brain door under gunicorn with several workers and the offline vessel: requests per second
+and p50/p99 latency at 1, 8 and 32 concurrent clients, errors counted, and the door's own overhead
+(latency minus the vessel's time).
+
+    .venv/bin/python bench/brain_door.py [--requests 300] [--workers 4]
+"""
+
+import argparse
+import base64
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from datetime import UTC, datetime
+
+from _setup import ROOT, household, median, percentile, setup_django
+
+SECRET = "whsec_" + base64.b64encode(b"bench-brain-door-secret-32-bytes").decode()
+BODY = {
+    "role": "decide",
+    "soul": "pippa",
+    "input": {"question": "Tea or coffee for the guests?", "options": ["tea", "coffee", "cocoa"]},
+}
+
+
+def signed(raw: bytes) -> dict[str, str]:
+    from standardwebhooks import Webhook
+
+    webhook_id, now = f"msg_{uuid.uuid4().hex}", datetime.now(UTC)
+    return {
+        "Content-Type": "application/json",
+        "webhook-id": webhook_id,
+        "webhook-timestamp": str(int(now.timestamp())),
+        "webhook-signature": Webhook(SECRET).sign(webhook_id, now, raw.decode()),
+    }
+
+
+def vessel_seconds() -> float:
+    """The offline vessel's own time for one decide, in-process."""
+    from pippa_memory.brain.roles import ROLES
+    from pippa_memory.brain.service import ask_vessel
+    from webui.models import Soul, Vessel
+
+    vessel, soul = Vessel.objects.get(slug="offline"), Soul.objects.get(slug="pippa")
+    samples = []
+    for _ in range(50):
+        started = time.perf_counter()
+        ask_vessel(vessel, ROLES["decide"], soul, BODY["input"])
+        samples.append(time.perf_counter() - started)
+    return median(samples)
+
+
+def load(url: str, clients: int, total: int) -> tuple[float, list[float], dict[int, int]]:
+    import requests
+
+    raw = json.dumps(BODY).encode()
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    lock = threading.Lock()
+    per_client = total // clients
+
+    def client() -> None:
+        session = requests.Session()
+        for _ in range(per_client):
+            started = time.perf_counter()
+            try:
+                status = session.post(url, data=raw, headers=signed(raw), timeout=30).status_code
+            except requests.RequestException:
+                status = 0
+            with lock:
+                latencies.append(time.perf_counter() - started)
+                statuses[status] = statuses.get(status, 0) + 1
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - started, latencies, statuses
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--requests", type=int, default=320)
+    parser.add_argument("--workers", type=int, default=4)
+    args = parser.parse_args()
+    env = {
+        "PIPPA_MEMORY_BRAIN_SECRET": SECRET,
+        "PIPPA_MEMORY_BRAIN_RATE": "1000000/min",
+        "PIPPA_MEMORY_URL": "",
+    }
+    database = setup_django(**env)
+    household()
+    own = vessel_seconds()
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "webui.wsgi",
+            "-w",
+            str(args.workers),
+            "-b",
+            f"127.0.0.1:{port}",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            **env,
+            "DATABASE_URL": f"sqlite:///{database}",
+            "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+        },
+    )
+    url = f"http://127.0.0.1:{port}/api/memory/brain/"
+    try:
+        import requests
+
+        for _ in range(100):
+            try:
+                requests.get(url, timeout=1)
+                break
+            except requests.ConnectionError:
+                time.sleep(0.1)
+        load(url, 4, 40)  # warm the workers
+        print(
+            f"Brain door, decide on the offline vessel, gunicorn with {args.workers} workers, SQLite"
+        )
+        print(f"  the vessel's own time per call (in-process median): {own * 1000:.2f} ms")
+        for clients in (1, 8, 32):
+            seconds, latencies, statuses = load(url, clients, args.requests)
+            errors = sum(n for status, n in statuses.items() if status != 200)
+            p50 = percentile(latencies, 0.5)
+            print(
+                f"  {clients:2d} clients: {len(latencies) / seconds:7.1f} req/s  p50 {p50 * 1000:7.1f} ms  "
+                f"p99 {percentile(latencies, 0.99) * 1000:7.1f} ms  errors {errors}  "
+                f"door overhead (p50 - vessel) {(p50 - own) * 1000:6.1f} ms  statuses {statuses}"
+            )
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
