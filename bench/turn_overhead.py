@@ -113,12 +113,12 @@ def main() -> None:
         + ", ".join(f"turn {t}: {n}" for t, n in counts.items())
     )
 
-    http_overhead(h, engine, refused, args)
+    http_overhead(h, engine, refused, hanging, args)
     engine.stop()
     hanging.stop()
 
 
-def http_overhead(h: dict[str, Any], engine: Any, refused: str, args: Any) -> None:
+def http_overhead(h: dict[str, Any], engine: Any, refused: str, hanging: Any, args: Any) -> None:
     """The same comparison through the WSGI app over a loopback socket."""
     from wsgiref.simple_server import WSGIRequestHandler, make_server
 
@@ -147,11 +147,17 @@ def http_overhead(h: dict[str, Any], engine: Any, refused: str, args: Any) -> No
         "memory off": {"ENABLED": False, "URL": engine.url},
         "memory on, engine up": {"ENABLED": True, "URL": engine.url},
         "engine refusing": {"ENABLED": True, "URL": refused},
+        "engine hanging, breaker open": {"ENABLED": True, "URL": hanging.url},
     }
     results: dict[str, list[float]] = {name: [] for name in arms}
     for _ in range(args.rounds):
         for name, values in arms.items():
             configure_memory(**values)
+            if name == "engine hanging, breaker open":
+                from webui.turns import run_turn
+
+                for _ in range(3):  # open the breaker (shared by the server thread)
+                    run_turn(conversation=make_conversation(h), text="hello")
             created = session.post(
                 f"{base}/api/conversations/",
                 json={"soul": "pippa", "vessel": "offline"},

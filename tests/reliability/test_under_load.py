@@ -1,0 +1,205 @@
+"""Under load, through gunicorn: 50 concurrent chat turns while the engine flaps between up and
+down are all answered and every turn event reaches the engine exactly once in effect; a bounded
+load on the brain door gets no server error."""
+
+import base64
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import requests
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+from standardwebhooks import Webhook
+
+from pippa_memory.models import OutboxEvent
+from pippa_memory.outbox import deliver_turn_event
+from pippa_memory.reference_engine import ReferenceEngine
+from tests.memory.conftest import TOKEN
+from tests.memory.test_outbox_workers import database_url
+from webui.models import Soul, Vessel
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "whsec_" + base64.b64encode(b"reliability-brain-secret-0123456").decode()
+PASSWORD = "load-test-password-42"
+
+
+@pytest.fixture
+def gunicorn(engine: ReferenceEngine) -> Iterator[str]:
+    """The WSGI app under gunicorn with three workers, on this test's database."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIPPA_", "DJANGO_"))}
+    env.update(
+        # The suite's settings: the same password hasher as the users this test creates.
+        DJANGO_SETTINGS_MODULE="tests.settings",
+        DATABASE_URL=database_url(),
+        DJANGO_ALLOWED_HOSTS="127.0.0.1",
+        DJANGO_LOG_LEVEL="ERROR",
+        PIPPA_MEMORY_URL=engine.url,
+        PIPPA_MEMORY_TOKEN=TOKEN,
+        PIPPA_MEMORY_CHAT_BUDGET="0.3",
+        PIPPA_MEMORY_BREAKER_RESET_TIMEOUT="0.2",
+        PIPPA_MEMORY_BRAIN_SECRET=SECRET,
+        PIPPA_MEMORY_BRAIN_RATE="100000/min",
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "webui.wsgi", "-w", "3", "-b", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(150):
+            try:
+                requests.get(f"{url}/accounts/login/", timeout=1)
+                break
+            except requests.ConnectionError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("gunicorn did not start")
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+@pytest.fixture
+def household(db: None) -> None:
+    Soul.objects.create(slug="pippa", name="Pippa", vault_path="demo/vaults/pippa")
+    Vessel.objects.create(slug="offline", name="Offline", adapter="offline", brain_priority=1)
+    get_user_model().objects.create_user(username="member", password=PASSWORD)
+
+
+def logged_in(url: str) -> requests.Session:
+    session = requests.Session()
+    session.get(f"{url}/accounts/login/", timeout=10)
+    session.post(
+        f"{url}/accounts/login/",
+        data={
+            "username": "member",
+            "password": PASSWORD,
+            "csrfmiddlewaretoken": session.cookies["csrftoken"],
+        },
+        timeout=10,
+    )
+    session.headers["X-CSRFToken"] = session.cookies["csrftoken"]
+    return session
+
+
+def test_50_concurrent_turns_while_the_engine_flaps(
+    gunicorn: str, memory_on: ReferenceEngine, household: None
+) -> None:
+    engine = memory_on  # this process delivers the events afterwards, to the same engine
+    stop = threading.Event()
+
+    def flap() -> None:
+        while not stop.is_set():
+            engine.set_fault("down")
+            stop.wait(0.07)
+            engine.reset()
+            stop.wait(0.05)
+
+    statuses: list[int] = []
+    lock = threading.Lock()
+
+    failures: list[str] = []
+
+    def member(index: int) -> None:
+        try:
+            talk(index)
+        except Exception as exc:  # reported below, not lost in the thread
+            failures.append(repr(exc))
+
+    def talk(index: int) -> None:
+        session = logged_in(gunicorn)
+        response = session.post(
+            f"{gunicorn}/api/conversations/",
+            json={"soul": "pippa", "vessel": "offline"},
+            timeout=30,
+        )
+        assert response.status_code == 201, response.text[:300]
+        created = response.json()
+        for turn in range(5):
+            response = session.post(
+                f"{gunicorn}/api/conversations/{created['id']}/messages/",
+                json={"text": f"remember fact {index}-{turn}"},
+                timeout=60,
+            )
+            with lock:
+                statuses.append(response.status_code)
+
+    flapper = threading.Thread(target=flap)
+    flapper.start()
+    members = [threading.Thread(target=member, args=(i,)) for i in range(10)]
+    for thread in members:
+        thread.start()
+    for thread in members:
+        thread.join(timeout=120)
+    stop.set()
+    flapper.join()
+    engine.reset()
+
+    assert failures == []
+    assert statuses == [201] * 50
+    events = OutboxEvent.objects.all()
+    assert events.count() == 50
+    for _ in range(5):  # the engine is up now: deliver what the flapping left pending
+        OutboxEvent.objects.filter(status="pending").update(next_attempt_at=timezone.now())
+        for event_id in OutboxEvent.objects.filter(status="pending").values_list("id", flat=True):
+            deliver_turn_event(str(event_id))
+    assert OutboxEvent.objects.filter(status="delivered").count() == 50
+    assert set(engine.state.events) == {str(i) for i in events.values_list("id", flat=True)}
+    remembered = sorted(m.text for m in engine.state.souls["pippa"].memories)
+    assert remembered == sorted(f"fact {i}-{t}" for i in range(10) for t in range(5))
+
+
+def test_a_bounded_load_on_the_brain_door_gets_no_server_error(
+    gunicorn: str, household: None
+) -> None:
+    body = json.dumps(
+        {"role": "decide", "soul": "pippa", "input": {"question": "Tea?", "options": ["yes", "no"]}}
+    )
+    statuses: list[int] = []
+    lock = threading.Lock()
+
+    def caller() -> None:
+        session = requests.Session()
+        for _ in range(20):
+            webhook_id, now = f"msg_{uuid.uuid4().hex}", datetime.now(UTC)
+            headers = {
+                "Content-Type": "application/json",
+                "webhook-id": webhook_id,
+                "webhook-timestamp": str(int(now.timestamp())),
+                "webhook-signature": Webhook(SECRET).sign(webhook_id, now, body),
+            }
+            status = session.post(
+                f"{gunicorn}/api/memory/brain/", data=body, headers=headers, timeout=30
+            ).status_code
+            with lock:
+                statuses.append(status)
+
+    threads = [threading.Thread(target=caller) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+
+    assert len(statuses) == 160
+    assert statuses == [200] * 160
