@@ -128,9 +128,9 @@ def main() -> None:
 
         for _ in range(100):
             try:
-                requests.get(url, timeout=1)
+                requests.get(url, timeout=5)
                 break
-            except requests.ConnectionError:
+            except requests.RequestException:
                 time.sleep(0.1)
         load(url, 4, 40)  # warm the workers
         print(

@@ -74,6 +74,14 @@ class EngineHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up mid-answer is normal under fault modes; anything else is printed."""
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
     def __init__(self, address: tuple[str, int], *, state: EngineState, token: str) -> None:
         super().__init__(address, EngineHandler)
         self.state = state
