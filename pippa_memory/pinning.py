@@ -19,6 +19,7 @@ from pippa_memory import contract
 from pippa_memory.client import call_engine
 from pippa_memory.conf import memory_settings
 from pippa_memory.models import MemoryBlock, PinRecord, sha256_of
+from webui.canonical import without_nul
 from webui.models import Conversation
 
 logger = logging.getLogger(__name__)
@@ -58,7 +59,7 @@ def decide_pin(conversation: Conversation, *, budget: float | None = None) -> Pi
     if len(data["block"]) > memory_settings.MAX_BLOCK_CHARS:
         # Never silently cut: a truncated block would read as the whole memory.
         return PinDecision(None, None, "block_too_large", answer.latency_ms)
-    return PinDecision(data["revision"], data["block"], "", answer.latency_ms)
+    return PinDecision(data["revision"], without_nul(data["block"]), "", answer.latency_ms)
 
 
 def store_block(*, conversation: Conversation, revision: str, text: str) -> MemoryBlock:
@@ -127,7 +128,9 @@ def fetch_block(conversation: Conversation, *, budget: float | None = None) -> M
         )
         return None
     return store_block(
-        conversation=conversation, revision=conversation.pinned_head, text=answer.data["block"]
+        conversation=conversation,
+        revision=conversation.pinned_head,
+        text=without_nul(answer.data["block"]),
     )
 
 

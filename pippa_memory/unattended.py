@@ -16,6 +16,7 @@ from pippa_memory import contract
 from pippa_memory.client import call_engine
 from pippa_memory.conf import memory_settings
 from pippa_memory.models import PinRecord, UnattendedMemory
+from webui.canonical import without_nul
 from webui.models import Conversation, UnattendedRun
 
 
@@ -52,6 +53,7 @@ def record_pin(
 def attach(
     conversation: Conversation, *, source: str, revision: str, text: str, latency: int | None
 ) -> dict[str, Any]:
+    text = without_nul(text)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     UnattendedMemory.objects.create(
         conversation=conversation, source=source, revision=revision, sha256=digest, text=text

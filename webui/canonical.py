@@ -22,18 +22,26 @@ def json_roundtrip(value: Any) -> Any:
     """``value`` as it will read back from a JSON column, so a prompt built now and one rebuilt
     from the database later render the same bytes.
 
-    Keys become strings (and so sort as strings), tuples become lists, and integral floats too
-    large for Python to print without an exponent become ints, as PostgreSQL's ``jsonb`` returns
-    them.
+    Keys become strings (and so sort as strings), tuples become lists, integral floats too large
+    for Python to print without an exponent become ints, as PostgreSQL's ``jsonb`` returns them,
+    and NUL characters, which no PostgreSQL text can hold, are dropped.
     """
 
     def settle(item: Any) -> Any:
+        if isinstance(item, str):
+            return without_nul(item)
         if isinstance(item, float) and item.is_integer() and abs(item) >= 1e16:
             return int(item)
         if isinstance(item, dict):
-            return {key: settle(inner) for key, inner in item.items()}
+            return {without_nul(key): settle(inner) for key, inner in item.items()}
         if isinstance(item, list):
             return [settle(inner) for inner in item]
         return item
 
     return settle(json.loads(canonical_json(value)))
+
+
+def without_nul(text: str) -> str:
+    """``text`` without NUL characters: untrusted text (an engine's, a model's) may carry them,
+    and PostgreSQL refuses them in text and ``jsonb`` columns."""
+    return text.replace("\x00", "")

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import transaction
 
 from webui.assembly import assemble_prompt
-from webui.canonical import json_roundtrip
+from webui.canonical import json_roundtrip, without_nul
 from webui.extensions import TurnContext, registered_extensions
 from webui.models import Conversation, Message
 from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound, ToolUse
@@ -198,12 +198,13 @@ def answer_user_message(*, conversation: Conversation, user_message: Message) ->
         ) from exc
     tool_uses = [use.as_dict() for tool_round in rounds for use in tool_round.tool_uses]
     recorded_rounds = [
-        {"text": r.text, "tool_use_ids": [use.id for use in r.tool_uses]} for r in rounds
+        {"text": without_nul(r.text), "tool_use_ids": [use.id for use in r.tool_uses]}
+        for r in rounds
     ]
     assistant_message = append_message(
         conversation=conversation,
         role=Message.Role.ASSISTANT,
-        content=text,
+        content=without_nul(text),
         tool_uses=tool_uses,
         rounds=recorded_rounds,
         usage=usage,

@@ -3,6 +3,7 @@
 from typing import Any
 
 from pippa_memory.brain.roles import ROLES
+from pippa_memory.brain.service import SLUG
 
 REQUEST: dict[str, Any] = {
     "description": "One of the roles, with that role's input (docs/brain-door.md).",
@@ -16,13 +17,13 @@ REQUEST: dict[str, Any] = {
                 "role": {"type": "string", "enum": [role.name]},
                 "soul": {
                     "type": "string",
-                    "minLength": 1,
+                    "pattern": SLUG,
                     "maxLength": 50,
                     "description": "A soul's slug; an unknown soul is a 404.",
                 },
                 "vessel": {
                     "type": "string",
-                    "minLength": 1,
+                    "pattern": SLUG,
                     "maxLength": 50,
                     "description": "Preferred vessel's slug, used if it may serve the door.",
                 },

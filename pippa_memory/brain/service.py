@@ -21,15 +21,18 @@ from webui.vessels.base import normalised_usage
 from webui.vessels.errors import VesselError
 from webui.vessels.registry import adapter_for
 
+# A slug, as Django's SlugField has it; anything else can be refused before any query.
+SLUG = "^[-a-zA-Z0-9_]+$"
+
 REQUEST_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["role", "soul", "input"],
     "additionalProperties": False,
     "properties": {
         "role": {"type": "string", "enum": sorted(ROLES)},
-        "soul": {"type": "string", "minLength": 1, "maxLength": 50},
+        "soul": {"type": "string", "pattern": SLUG, "maxLength": 50},
         "input": {"type": "object"},
-        "vessel": {"type": "string", "minLength": 1, "maxLength": 50},
+        "vessel": {"type": "string", "pattern": SLUG, "maxLength": 50},
     },
 }
 

@@ -27,6 +27,7 @@ from pippa_memory.brain.service import BrainFailure, run_judgement
 from pippa_memory.brain.signatures import SignatureRejected, configured_secrets, verify
 from pippa_memory.conf import memory_settings
 from pippa_memory.models import BrainCall
+from webui.canonical import json_roundtrip
 
 SIGNATURE_HEADERS = [
     OpenApiParameter(name, str, OpenApiParameter.HEADER, required=True, description=words)
@@ -98,7 +99,8 @@ class BrainDoorView(APIView):
             call.status_code = status
             call.latency_ms = int((time.monotonic() - started) * 1000)
             if call.webhook_id:
-                call.response_body = body
+                # Kept to answer replays; NULs (which input can carry) are dropped for the database.
+                call.response_body = json_roundtrip(body)
             call.save()
             response = Response(body, status=status)
             response["X-Request-Id"] = call.request_id
@@ -165,7 +167,7 @@ class BrainDoorView(APIView):
 
     def run_once(self, request: Request, raw: bytes, call: BrainCall, finish: Any) -> Response:
         """Run the signed call, or answer a repeat of its ``webhook-id`` from the stored result."""
-        webhook_id = request.headers["webhook-id"][:255]
+        webhook_id = request.headers["webhook-id"].replace("\x00", "")[:255]
         digest = hashlib.sha256(raw).hexdigest()
         earlier = BrainCall.objects.filter(webhook_id=webhook_id).first()
         if earlier is not None:
@@ -189,8 +191,9 @@ class BrainDoorView(APIView):
                 BrainCall.Outcome.INVALID,
             )
         if isinstance(body, dict):
-            call.role = str(body.get("role", ""))[:20]
-            call.soul = str(body.get("soul", ""))[:50]
+            # Audit what was asked, minus NUL characters no text column can hold.
+            call.role = str(body.get("role", "")).replace("\x00", "")[:20]
+            call.soul = str(body.get("soul", "")).replace("\x00", "")[:50]
         try:
             answer = run_judgement(body)
         except BrainFailure as failure:

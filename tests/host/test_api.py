@@ -49,6 +49,8 @@ def test_title_and_temporary_are_optional(
         ({"soul": "nobody"}, "soul", "No soul with the slug 'nobody' exists."),
         ({"vessel": "nowhere"}, "vessel", "No vessel with the slug 'nowhere' exists."),
         ({"soul": None}, "soul", "This field may not be null."),
+        ({"soul": "pip\u0000pa"}, "soul", "No soul with the slug 'pip\\x00pa' exists."),
+        ({"vessel": 7}, "vessel", "No vessel with the slug 7 exists."),
         ({"temporary": "perhaps"}, "temporary", "Must be a valid boolean."),
     ],
 )

@@ -229,6 +229,7 @@ def test_a_malformed_signature_header_is_a_401_not_a_crash(offline: Vessel) -> N
             "input.budget_chars",
         ),
         ({"role": "decide", "soul": "pippa", "input": DECIDE, "extra": 1}, "body"),
+        ({"role": "decide", "soul": "pip\u0000pa", "input": DECIDE}, "soul"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(
@@ -508,3 +509,16 @@ def test_a_secret_that_does_not_decode_is_a_system_check_error(configure: Any) -
 
     assert len(found) == 1
     assert "whsec_not" not in found[0].msg
+
+
+def test_nul_characters_in_the_input_are_no_server_error(offline: Vessel) -> None:
+    body = {
+        "role": "decide",
+        "soul": "pippa",
+        "input": {"question": "q\u0000?", "options": ["a\u0000", "b"]},
+    }
+
+    response = call_door(body)
+
+    assert response.status_code == 200
+    assert BrainCall.objects.get().outcome == "answered"

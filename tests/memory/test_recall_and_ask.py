@@ -175,3 +175,13 @@ def test_the_memory_tool_is_rendered_in_every_adapters_format(
     assert kit.tool_names(request) == ["memory"]
     assert kit.tool_schema(request) == MEMORY_TOOL.input_schema
     assert MEMORY_TOOL.description in json.dumps(request, ensure_ascii=False)
+
+
+def test_nul_characters_from_the_engine_are_dropped_not_a_crash(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    memory_on.state.remember("pippa", "tea\u0000 in the blue tin")
+
+    output = tool_output(conversation, "recall tea")
+
+    assert output["items"][0]["text"] == "tea in the blue tin"

@@ -1,20 +1,33 @@
 """Serializers for conversations and messages."""
 
+import re
+
 from django.conf import settings
 from rest_framework import serializers
 
 from webui.models import Conversation, Message, Soul, Vessel
 
+SLUG = re.compile(r"^[-a-zA-Z0-9_]+\Z")
+
+
+class SlugField(serializers.SlugRelatedField):
+    """A related object named by slug; a value that cannot be a slug is refused before any query."""
+
+    def to_internal_value(self, data: object) -> object:
+        if not isinstance(data, str) or not SLUG.match(data):
+            self.fail("does_not_exist", slug_name=self.slug_field, value=data)
+        return super().to_internal_value(data)
+
 
 class ConversationSerializer(serializers.ModelSerializer):
     """A conversation; on create, the soul and vessel are named by slug."""
 
-    soul = serializers.SlugRelatedField(
+    soul = SlugField(
         slug_field="slug",
         queryset=Soul.objects.all(),
         error_messages={"does_not_exist": "No soul with the slug {value!r} exists."},
     )
-    vessel = serializers.SlugRelatedField(
+    vessel = SlugField(
         slug_field="slug",
         queryset=Vessel.objects.all(),
         error_messages={"does_not_exist": "No vessel with the slug {value!r} exists."},
