@@ -606,3 +606,20 @@ HTTP_KITS: list[Callable[[], Kit]] = [
     OpenAICompatibleKit,
 ]
 ALL_KITS: list[Callable[[], Kit]] = [*HTTP_KITS, OfflineKit]
+
+
+def kit_vessel(kit: Kit, monkeypatch: Any, **fields: Any) -> Any:
+    """A saved vessel for ``kit``, with its key variable set (``monkeypatch`` undoes it)."""
+    from webui.models import Vessel
+
+    if kit.key_env:
+        monkeypatch.setenv(kit.key_env, "sk-test-SECRET")
+    fields.setdefault("slug", "v")
+    fields.setdefault("name", kit.adapter)
+    return Vessel.objects.create(
+        adapter=kit.adapter,
+        model=kit.model,
+        base_url=kit.base_url,
+        api_key_env=kit.key_env or "",
+        **fields,
+    )

@@ -15,7 +15,7 @@ from django.utils import timezone
 from pippa_memory.models import OutboxEvent
 from pippa_memory.outbox import deliver_turn_event, sweep_outbox
 from pippa_memory.reference_engine import ReferenceEngine
-from tests.host.vessel_kits import ALL_KITS
+from tests.host.vessel_kits import ALL_KITS, kit_vessel
 from webui.models import Conversation, Message
 from webui.turns import run_turn
 
@@ -427,19 +427,8 @@ def test_chat_turns_on_every_vessel_emit_the_event(
 ) -> None:
     import responses
 
-    from webui.models import Vessel
-
     kit = kit_class()
-    if kit.key_env:
-        monkeypatch.setenv(kit.key_env, "sk-test-SECRET")
-    vessel = Vessel.objects.create(
-        slug="v",
-        name=kit.adapter,
-        adapter=kit.adapter,
-        model=kit.model,
-        base_url=kit.base_url,
-        api_key_env=kit.key_env or "",
-    )
+    vessel = kit_vessel(kit, monkeypatch)
     conversation = Conversation.objects.create(soul=soul, vessel=vessel, viewer=user)
 
     with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:

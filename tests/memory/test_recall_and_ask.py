@@ -11,9 +11,9 @@ import responses
 from pippa_memory.models import OutboxEvent, PendingAsk
 from pippa_memory.reference_engine import ReferenceEngine
 from pippa_memory.tool import MEMORY_TOOL
-from tests.host.vessel_kits import ALL_KITS
+from tests.host.vessel_kits import ALL_KITS, kit_vessel
 from webui.canonical import canonical_json
-from webui.models import Conversation, Message, Soul, Vessel
+from webui.models import Conversation, Message, Soul
 from webui.turns import run_turn
 
 pytestmark = pytest.mark.django_db
@@ -145,16 +145,7 @@ def test_the_memory_tool_is_rendered_in_every_adapters_format(
     kit_class: Any, soul: Soul, user: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kit = kit_class()
-    if kit.key_env:
-        monkeypatch.setenv(kit.key_env, "sk-test-SECRET")
-    vessel = Vessel.objects.create(
-        slug="v",
-        name=kit.adapter,
-        adapter=kit.adapter,
-        model=kit.model,
-        base_url=kit.base_url,
-        api_key_env=kit.key_env or "",
-    )
+    vessel = kit_vessel(kit, monkeypatch)
     conversation = Conversation.objects.create(soul=soul, vessel=vessel, viewer=user)
     captured: list[Any] = []
     if kit.adapter == "offline":

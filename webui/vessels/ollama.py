@@ -21,6 +21,7 @@ from webui.vessels.base import (
     slot_text,
 )
 from webui.vessels.http import RequestsAdapter
+from webui.vessels.openai import function_tools
 
 
 def _round_messages(tool_round: ToolRound) -> list[dict[str, Any]]:
@@ -69,17 +70,7 @@ class OllamaAdapter(RequestsAdapter):
             "options": {"num_predict": self.vessel.max_output_tokens},
         }
         if tools:
-            request["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.input_schema,
-                    },
-                }
-                for t in tools
-            ]
+            request["tools"] = function_tools(tools)
         return request
 
     def with_json_mode(

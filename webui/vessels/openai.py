@@ -21,6 +21,21 @@ from webui.vessels.base import (
 from webui.vessels.http import RequestsAdapter
 
 
+def function_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
+    """Tool definitions in the OpenAI Chat shape, which Ollama and local servers share."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.input_schema,
+            },
+        }
+        for t in tools
+    ]
+
+
 def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
@@ -78,17 +93,7 @@ class OpenAIAdapter(RequestsAdapter):
             "prompt_cache_key": prompt.conversation_id,
         }
         if tools:
-            request["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.input_schema,
-                    },
-                }
-                for t in tools
-            ]
+            request["tools"] = function_tools(tools)
         return request
 
     def with_json_mode(
