@@ -5,13 +5,15 @@ then the newest user message, then the per-turn slot (the current time and exten
 the slot differs from one turn to the next; everything else is rebuilt from stored rows.
 """
 
+import hashlib
 import logging
 from datetime import datetime
 
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from webui.extensions import TurnContext, registered_extensions
-from webui.models import Conversation, Message
+from webui.models import Conversation, Message, VaultSnapshot
 from webui.prompt import HistoryMessage, Prompt, ToolRound, ToolUse
 from webui.vault import read_vault
 
@@ -99,14 +101,60 @@ def turn_slot(turn: TurnContext, *, now: datetime) -> tuple[str, ...]:
     return tuple(parts)
 
 
+# Vault bases by (soul id, sha256): snapshots are immutable, so a process may keep them.
+VAULT_TEXTS: dict[tuple[int, str], str] = {}
+VAULT_TEXTS_MAX = 256
+
+
+def pinned_vault_base(conversation: Conversation) -> str:
+    """The vault base of ``conversation``: read and pinned at its first turn, then reused, so an
+    edit to the vault moves no running conversation's prompt (it reaches the next one).
+
+    Raises :class:`webui.vault.VaultError` when the vault must be read and cannot be.
+    """
+    sha = conversation.vault_sha256
+    if sha:
+        key = (conversation.soul_id, sha)
+        if key not in VAULT_TEXTS:
+            snapshot = VaultSnapshot.objects.filter(
+                soul_id=conversation.soul_id, sha256=sha
+            ).first()
+            if snapshot is None:
+                logger.error(
+                    "Vault snapshot %s of %s is missing; reading the vault.", sha, conversation.pk
+                )
+                return read_vault(conversation.soul.vault_path).text
+            if len(VAULT_TEXTS) >= VAULT_TEXTS_MAX:
+                VAULT_TEXTS.pop(next(iter(VAULT_TEXTS)))
+            VAULT_TEXTS[key] = snapshot.text
+        return VAULT_TEXTS[key]
+    text = read_vault(conversation.soul.vault_path).text
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    try:
+        with transaction.atomic():
+            VaultSnapshot.objects.get_or_create(
+                soul_id=conversation.soul_id, sha256=digest, defaults={"text": text}
+            )
+    except IntegrityError:
+        pass  # another first turn stored the same content a moment ago
+    Conversation.objects.filter(pk=conversation.pk, vault_sha256="").update(vault_sha256=digest)
+    conversation.refresh_from_db(fields=["vault_sha256"])
+    if conversation.vault_sha256 != digest:
+        return pinned_vault_base(conversation)  # a concurrent first turn pinned another read
+    return text
+
+
 def assemble_prompt(turn: TurnContext, *, now: datetime | None = None) -> Prompt:
     """The prompt for the turn answering ``turn.user_message``.
 
-    Raises :class:`webui.vault.VaultError` when the soul's vault cannot be read.
+    Raises :class:`webui.vault.VaultError` when the soul's vault must be read and cannot be.
     """
     conversation = turn.conversation
-    vault = read_vault(conversation.soul.vault_path)
-    sections = (vault.text, *memory_blocks(turn), viewer_disclosure(conversation))
+    sections = (
+        pinned_vault_base(conversation),
+        *memory_blocks(turn),
+        viewer_disclosure(conversation),
+    )
     return Prompt(
         conversation_id=str(conversation.id),
         system_sections=sections,

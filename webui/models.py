@@ -166,6 +166,13 @@ class Conversation(models.Model):
         help_text="Memory revision pinned at the first turn; empty with a pin time means pinned absent.",
     )
     pinned_at = models.DateTimeField(null=True, blank=True)
+    vault_sha256 = models.CharField(
+        max_length=64,
+        blank=True,
+        editable=False,
+        help_text="The vault base pinned at the first turn (a VaultSnapshot); later edits wait for "
+        "the next conversation.",
+    )
     offered_tools = models.JSONField(
         null=True,
         blank=True,
@@ -182,6 +189,23 @@ class Conversation(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("conversation-detail", args=[self.id])
+
+
+class VaultSnapshot(models.Model):
+    """A soul's rendered vault base as a conversation first read it. Immutable per content."""
+
+    soul = models.ForeignKey(Soul, on_delete=models.CASCADE, related_name="vault_snapshots")
+    sha256 = models.CharField(max_length=64)
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["soul", "sha256"], name="vault_snapshot_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.soul} vault {self.sha256[:12]}"
 
 
 def empty_usage() -> dict:

@@ -164,3 +164,42 @@ def test_history_replays_tool_rounds_in_their_recorded_order(
     result = sent_requests[-1]["messages"][2]["content"][0]
     assert call["type"] == "tool_call"
     assert result["tool_call_id"] == call["id"]
+
+
+def test_a_vault_edit_waits_for_the_next_conversation(
+    make_conversation: Any, vault: Any, sent_requests: list[dict[str, Any]]
+) -> None:
+    from webui.models import Soul, VaultSnapshot
+
+    (vault / "Identity.md").write_text("I am Pippa.", encoding="utf-8")
+    soul = Soul.objects.create(slug="edited", name="Edited", vault_path=str(vault))
+    running = make_conversation(soul=soul)
+    run_turn(conversation=running, text="hello")
+
+    (vault / "Identity.md").write_text("I am Pippa, and I have changed.", encoding="utf-8")
+    run_turn(conversation=running, text="again")
+    fresh = make_conversation(soul=soul)
+    run_turn(conversation=fresh, text="hello")
+
+    first, second, third = (r["system"] for r in sent_requests)
+    assert second == first
+    assert "I have changed" not in second
+    assert "I have changed" in third
+    assert VaultSnapshot.objects.filter(soul=soul).count() == 2
+
+
+def test_a_vault_lost_after_the_first_turn_still_answers_from_its_snapshot(
+    make_conversation: Any, vault: Any, sent_requests: list[dict[str, Any]]
+) -> None:
+    from webui.models import Soul
+
+    (vault / "Identity.md").write_text("I am Pippa.", encoding="utf-8")
+    soul = Soul.objects.create(slug="kept", name="Kept", vault_path=str(vault))
+    conversation = make_conversation(soul=soul)
+    run_turn(conversation=conversation, text="hello")
+    (vault / "Identity.md").unlink()
+
+    result = run_turn(conversation=conversation, text="still there?")
+
+    assert result.assistant_message.content
+    assert sent_requests[1]["system"] == sent_requests[0]["system"]
