@@ -1,8 +1,11 @@
 """OpenAI Responses API (``POST {base}/responses``, base ``https://api.openai.com/v1``).
 
 The system text goes in ``instructions``; history is resent as input items (``store`` is off, so
-nothing is kept at OpenAI between calls). Tool calls are ``function_call`` output items and go back
-as ``function_call_output`` items. ``prompt_cache_key`` is the conversation id.
+nothing is kept at OpenAI between calls): user turns as messages of ``input_text`` parts, earlier
+assistant texts as id-less messages with string content. Tool calls come back as ``function_call``
+output items and are replayed as id-less ``function_call`` items (``call_id``, name, arguments),
+each round's followed by its ``function_call_output`` items. ``prompt_cache_key`` is the
+conversation id.
 """
 
 from collections.abc import Sequence
@@ -26,11 +29,14 @@ def _input_text(text: str) -> dict[str, Any]:
 
 
 def _assistant(text: str) -> dict[str, Any]:
-    return {
-        "type": "message",
-        "role": "assistant",
-        "content": [{"type": "output_text", "text": text}],
-    }
+    """An earlier assistant text, replayed as an id-less input message with plain string content.
+
+    The schema allows ``output_text`` parts only in a full output item (``id``, ``status``, and
+    ``annotations`` on each part), and with ``store`` off the server holds no item to match an id
+    against; the API refuses ``input_text`` parts under the assistant role. A string is the form
+    the schema and the API both take.
+    """
+    return {"type": "message", "role": "assistant", "content": text}
 
 
 def _round_items(tool_round: ToolRound) -> list[dict[str, Any]]:
