@@ -185,6 +185,9 @@ class BrainCall(models.Model):
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     response_body = models.JSONField(null=True, blank=True)
     repaired = models.BooleanField(default=False)
+    # Every vessel attempt, in order: vessel, model, outcome ("answered" or "failed", with the
+    # error code and message), usage; the answered one also says repaired and synthetic.
+    attempts = models.JSONField(default=list, blank=True)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 

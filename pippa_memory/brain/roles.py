@@ -28,6 +28,8 @@ class Role:
     output_schema: Callable[[dict[str, Any]], dict[str, Any]]
     input_problems: Callable[[dict[str, Any]], dict[str, str]]
     output_problems: Callable[[dict[str, Any], dict[str, Any]], list[str]]
+    #: What a vessel that does not reason gives back: valid, deterministic, and no judgement (the
+    #: reply marks it ``synthetic``; a decide has confidence 0).
     offline_answer: Callable[[dict[str, Any]], dict[str, Any]]
 
 
@@ -90,8 +92,8 @@ DECIDE = Role(
     output_problems=_decide_problems,
     offline_answer=lambda data: {
         "choice": data["options"][0],
-        "confidence": 0.5,
-        "reason": "The offline vessel always takes the first option.",
+        "confidence": 0.0,
+        "reason": "Synthetic: the offline vessel does not reason; it always takes the first option.",
     },
 )
 
@@ -149,7 +151,7 @@ CURATE = Role(
     offline_answer=lambda data: {
         "keep": list(dict.fromkeys(item["id"] for item in data["items"])),
         "drop": [],
-        "notes": "The offline vessel keeps everything.",
+        "notes": "Synthetic: the offline vessel does not reason; it keeps everything.",
     },
 )
 

@@ -1,14 +1,15 @@
 """The brain door's run: the engine borrows the household's vessels for judgement, tools off.
 
-The request is validated against the role's input schema and rules; the named vessel (if it is
-eligible) and then the eligible vessels, lowest ``brain_priority`` first, are called in structured
-mode with the role's output schema and no tool definitions at all; each answer is checked against
-the schema and the role's meaning rules, with one repair attempt per vessel; the next vessel is
-tried when one fails.
+The request is validated against the role's input schema and rules. A named vessel is the only
+one asked (an unknown or ineligible name is refused, and its failure is the door's failure);
+with no name, the eligible vessels are asked lowest ``brain_priority`` first until one answers.
+Each call is in structured mode with the role's output schema and no tool definitions at all;
+each answer is checked against the schema and the role's meaning rules, with one repair attempt
+per vessel. Every attempt is kept, with what it cost, for the reply and the audit row.
 """
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import jsonschema
@@ -17,7 +18,7 @@ from pippa_memory.brain.roles import ROLES, Role
 from webui.canonical import canonical_json
 from webui.models import Soul, Vessel
 from webui.prompt import Prompt
-from webui.vessels.base import normalised_usage
+from webui.vessels.base import VesselAdapter, normalised_usage
 from webui.vessels.errors import VesselError
 from webui.vessels.registry import adapter_for
 
@@ -39,21 +40,55 @@ REQUEST_SCHEMA: dict[str, Any] = {
 
 @dataclass
 class BrainFailure(Exception):
-    """The door cannot answer: an HTTP status, a code, words, and details for the caller."""
+    """The door cannot answer: an HTTP status, a code, words, and details for the caller.
+
+    ``vessel`` is the named vessel the failure belongs to ("" when none was named) and
+    ``attempts`` every vessel attempt made, for the audit row.
+    """
 
     status: int
     code: str
     message: str
     details: dict[str, Any] = field(default_factory=dict)
+    vessel: str = ""
+    attempts: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class BrainAnswer:
+    """A valid answer from one vessel, with the attempts that failed before it (oldest first).
+
+    ``synthetic`` says the vessel does not reason (its adapter's ``reasons`` is false): the
+    output is valid in shape but nobody judged it.
+    """
+
     output: dict[str, Any]
     vessel: str
     model: str
     usage: dict[str, int]
     repaired: bool
+    synthetic: bool
+    failed_before: tuple[dict[str, Any], ...] = ()
+
+    def attempts(self) -> list[dict[str, Any]]:
+        """Every attempt, this answer's last, each with its vessel, model, outcome and usage."""
+        answered = {
+            "vessel": self.vessel,
+            "model": self.model,
+            "outcome": "answered",
+            "usage": self.usage,
+            "repaired": self.repaired,
+            "synthetic": self.synthetic,
+        }
+        return [*self.failed_before, answered]
+
+
+class AttemptFailed(Exception):
+    """One vessel gave no valid answer; ``attempt`` is the attempt as the audit row keeps it."""
+
+    def __init__(self, attempt: dict[str, Any]) -> None:
+        super().__init__(attempt["message"])
+        self.attempt = attempt
 
 
 def schema_problems(instance: Any, schema: dict[str, Any], prefix: str) -> dict[str, str]:
@@ -66,7 +101,8 @@ def schema_problems(instance: Any, schema: dict[str, Any], prefix: str) -> dict[
 
 
 def validate_request(body: Any) -> tuple[Role, Soul, dict[str, Any], Vessel | None]:
-    """The role, soul, input and named vessel of a request; a 400 ``BrainFailure`` naming fields."""
+    """The role, soul, input and named vessel of a request, or a ``BrainFailure``: 400 naming the
+    fields, 404 for an unknown soul or vessel, 409 for a vessel that may not serve the door."""
     problems = schema_problems(body, REQUEST_SCHEMA, "")
     if problems:
         raise BrainFailure(400, "invalid", "The request is invalid.", problems)
@@ -80,23 +116,46 @@ def validate_request(body: Any) -> tuple[Role, Soul, dict[str, Any], Vessel | No
         raise BrainFailure(
             404, "unknown_soul", "Unknown soul.", {"soul": f"No soul {body['soul']!r}."}
         )
-    # A vessel that does not exist is simply not eligible: the others are tried, and the reply
-    # says which answered.
-    vessel = Vessel.objects.filter(slug=body["vessel"]).first() if "vessel" in body else None
-    return role, soul, data, vessel
+    return role, soul, data, named_vessel(body.get("vessel"))
 
 
-def eligible_vessels(named: Vessel | None) -> list[Vessel]:
-    """The named vessel if it may serve the door, then the others by ``brain_priority``."""
-    vessels = list(
+def named_vessel(slug: str | None) -> Vessel | None:
+    """The vessel the request names, if any: 404 ``unknown_vessel`` when there is no such vessel,
+    409 ``ineligible_vessel`` when it may not serve the door (switched off, no brain priority).
+
+    A named vessel is never swapped for another, so a name that cannot be used is refused.
+    """
+    if slug is None:
+        return None
+    vessel = Vessel.objects.filter(slug=slug).first()
+    if vessel is None:
+        raise BrainFailure(
+            404,
+            "unknown_vessel",
+            "Unknown vessel: name an existing one, or leave vessel out to let the door choose.",
+            {"vessel": f"No vessel {slug!r}."},
+        )
+    if not vessel.enabled:
+        why = f"The vessel {vessel.slug} is switched off."
+    elif vessel.brain_priority is None:
+        why = f"The vessel {vessel.slug} has no brain priority: give it one in the admin."
+    else:
+        return vessel
+    raise BrainFailure(
+        409,
+        "ineligible_vessel",
+        f"The named vessel may not serve the brain door. {why}",
+        {"vessel": why},
+    )
+
+
+def eligible_vessels() -> list[Vessel]:
+    """The vessels that may serve the door (enabled, with a brain priority), lowest priority first."""
+    return list(
         Vessel.objects.filter(enabled=True, brain_priority__isnull=False).order_by(
             "brain_priority", "slug"
         )
     )
-    if named is not None and named in vessels:
-        vessels.remove(named)
-        vessels.insert(0, named)
-    return vessels
 
 
 def judgement_prompt(role: Role, soul: Soul, data: dict[str, Any], *, repair: str = "") -> Prompt:
@@ -128,29 +187,53 @@ def add_usage(total: dict[str, int], usage: dict[str, int]) -> None:
         total[key] = total.get(key, 0) + value
 
 
+def failed_attempt(vessel: Vessel, error: VesselError, usage: dict[str, int]) -> dict[str, Any]:
+    return {
+        "vessel": vessel.slug,
+        "model": vessel.model,
+        "outcome": "failed",
+        "code": error.code,
+        "message": error.message,
+        "usage": usage,
+    }
+
+
 def ask_vessel(vessel: Vessel, role: Role, soul: Soul, data: dict[str, Any]) -> BrainAnswer:
-    """One vessel: a structured call, and one repair if the answer is wrong; raises on failure."""
-    adapter = adapter_for(vessel)
-    schema = role.output_schema(data)
-    if vessel.adapter == Vessel.Adapter.OFFLINE:
-        # The offline vessel answers with the schema's first example: a valid, deterministic one.
-        schema = {**schema, "examples": [role.offline_answer(data)]}
+    """One vessel: a structured call, and one repair if the answer is wrong.
+
+    Raises ``AttemptFailed`` with the attempt (its code, message and what it cost) on failure.
+    """
     usage = normalised_usage()
+    try:
+        return structured_answer(adapter_for(vessel), role, soul, data, usage)
+    except VesselError as error:
+        raise AttemptFailed(failed_attempt(vessel, error, usage)) from error
+
+
+def structured_answer(
+    adapter: VesselAdapter, role: Role, soul: Soul, data: dict[str, Any], usage: dict[str, int]
+) -> BrainAnswer:
+    """The adapter's valid answer, adding each call's cost to ``usage``; a ``VesselError``
+    (``schema_violation`` after the repair) when there is none."""
+    vessel = adapter.vessel
+    schema = role.output_schema(data)
+    if not adapter.reasons:
+        # A stand-in answers with the schema's first example: give it a valid, deterministic one.
+        schema = {**schema, "examples": [role.offline_answer(data)]}
     repair = ""
     for attempt in range(2):
         prompt = judgement_prompt(role, soul, data, repair=repair)
         try:
             reply = adapter.complete_structured(prompt=prompt, schema=schema, schema_name=role.name)
         except VesselError as error:
+            add_usage(usage, error.usage or {})
             if error.code != "invalid_json":
                 raise
             if attempt:
-                raise BrainFailure(
-                    502,
-                    "schema_violation",
+                raise VesselError(
                     f"{vessel.name} answered {role.name} with something other than JSON twice: "
                     f"{error.message}",
-                    {"vessel": vessel.slug},
+                    code="schema_violation",
                 ) from error
             repair = (
                 f"Your previous answer was not a JSON object ({error.message}). Answer again "
@@ -166,13 +249,12 @@ def ask_vessel(vessel: Vessel, role: Role, soul: Soul, data: dict[str, Any]) -> 
                 model=vessel.model,
                 usage=usage,
                 repaired=attempt == 1,
+                synthetic=not adapter.reasons,
             )
         if attempt:
-            raise BrainFailure(
-                502,
-                "schema_violation",
+            raise VesselError(
                 f"{vessel.name} answered {role.name} wrongly twice: {'; '.join(problems)}",
-                {"vessel": vessel.slug, "problems": problems},
+                code="schema_violation",
             )
         repair = (
             f"Your previous answer was {canonical_json(reply.data)}. It is wrong: "
@@ -182,31 +264,44 @@ def ask_vessel(vessel: Vessel, role: Role, soul: Soul, data: dict[str, Any]) -> 
 
 
 def run_judgement(body: Any) -> BrainAnswer:
-    """Run the request in ``body`` on the household's vessels, or raise a ``BrainFailure``."""
+    """Run the request in ``body`` and return the first valid answer, or raise a ``BrainFailure``.
+
+    A named vessel is the only one asked. Otherwise the eligible vessels are asked by priority
+    until one answers, and the answer lists the attempts that failed before it.
+    """
     role, soul, data, named = validate_request(body)
-    vessels = eligible_vessels(named)
+    vessels = [named] if named is not None else eligible_vessels()
     if not vessels:
         raise BrainFailure(
             503,
             "no_vessel",
             "No vessel may serve the brain door: give one a brain priority in the admin.",
         )
-    failures: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
     for vessel in vessels:
         try:
-            return ask_vessel(vessel, role, soul, data)
-        except VesselError as error:
-            failures.append({"vessel": vessel.slug, "code": error.code, "message": error.message})
-        except BrainFailure as failure:
-            failures.append(
-                {"vessel": vessel.slug, "code": failure.code, "message": failure.message}
-            )
-    if all(f["code"] == "timeout" for f in failures):
-        raise BrainFailure(
-            504, "vessel_timeout", "Every eligible vessel timed out.", {"attempts": failures}
+            answer = ask_vessel(vessel, role, soul, data)
+        except AttemptFailed as failure:
+            failed.append(failure.attempt)
+            continue
+        return replace(answer, failed_before=tuple(failed))
+    raise door_failure(failed, named=named)
+
+
+def door_failure(failed: list[dict[str, Any]], *, named: Vessel | None) -> BrainFailure:
+    """The door's failure when every attempt in ``failed`` failed: 504 if all timed out, else 502
+    (``schema_violation`` when the last answered wrongly); ``details.attempts`` lists them all."""
+    slug = named.slug if named is not None else ""
+    if all(f["code"] == "timeout" for f in failed):
+        status, code = 504, "vessel_timeout"
+        message = f"The vessel {slug} timed out." if slug else "Every eligible vessel timed out."
+    elif failed[-1]["code"] == "schema_violation":
+        status, code, message = 502, "schema_violation", failed[-1]["message"]
+    else:
+        status, code = 502, "vessel_failed"
+        message = (
+            f"The vessel {slug} could not answer: {failed[-1]['message']}"
+            if slug
+            else "No eligible vessel could answer."
         )
-    if failures[-1]["code"] == "schema_violation":
-        raise BrainFailure(502, "schema_violation", failures[-1]["message"], {"attempts": failures})
-    raise BrainFailure(
-        502, "vessel_failed", "No eligible vessel could answer.", {"attempts": failures}
-    )
+    return BrainFailure(status, code, message, {"attempts": failed}, slug, failed)

@@ -4,7 +4,8 @@ The checks run cheapest and most fundamental first, and every call leaves an aud
 switched off or no secret (503), a body over the cap (413, before anything is parsed), not JSON
 (415), a bad signature (401 with ``WWW-Authenticate``), throttled (429 with ``Retry-After``), a
 repeated ``webhook-id`` (the stored answer, or 409 while the first call runs), bad input (400 naming
-the fields), then the run itself (200, or 502/503/504).
+the fields), an unknown soul or vessel (404) or a vessel that may not serve (409), then the run
+itself (200, or 502/503/504).
 """
 
 import hashlib
@@ -41,6 +42,8 @@ SIGNATURE_HEADERS = [
 OUTCOME_FOR_CODE = {
     "invalid": BrainCall.Outcome.INVALID,
     "unknown_soul": BrainCall.Outcome.INVALID,
+    "unknown_vessel": BrainCall.Outcome.INVALID,
+    "ineligible_vessel": BrainCall.Outcome.INVALID,
     "schema_violation": BrainCall.Outcome.SCHEMA_VIOLATION,
     "vessel_failed": BrainCall.Outcome.VESSEL_FAILED,
     "vessel_timeout": BrainCall.Outcome.TIMEOUT,
@@ -197,7 +200,7 @@ class BrainDoorView(APIView):
         try:
             answer = run_judgement(body)
         except BrainFailure as failure:
-            call.vessel = str(failure.details.get("vessel", ""))[:50]
+            call.vessel, call.attempts = failure.vessel, json_roundtrip(failure.attempts)
             outcome = OUTCOME_FOR_CODE.get(failure.code, BrainCall.Outcome.VESSEL_FAILED)
             return finish(
                 failure.status,
@@ -205,6 +208,7 @@ class BrainDoorView(APIView):
                 outcome,
             )
         call.vessel, call.model, call.repaired = answer.vessel, answer.model, answer.repaired
+        call.attempts = json_roundtrip(answer.attempts())
         reply = {
             "role": body["role"],
             "output": answer.output,
@@ -213,6 +217,8 @@ class BrainDoorView(APIView):
             "usage": answer.usage,
             "request_id": call.request_id,
             "repaired": answer.repaired,
+            "synthetic": answer.synthetic,
+            "attempts": list(answer.failed_before),
         }
         return finish(200, reply, BrainCall.Outcome.ANSWERED)
 

@@ -250,15 +250,6 @@ def test_an_unknown_soul_is_a_404_naming_it(offline: Vessel) -> None:
     assert response.json()["error"]["details"] == {"soul": "No soul 'nobody'."}
 
 
-def test_an_unknown_or_ineligible_vessel_falls_back_to_the_eligible_ones(offline: Vessel) -> None:
-    Vessel.objects.create(slug="idle", name="Idle", adapter="offline", brain_priority=None)
-
-    for named in ("nowhere", "idle"):
-        response = call_door({"role": "decide", "soul": "pippa", "input": DECIDE, "vessel": named})
-        assert response.status_code == 200
-        assert response.json()["vessel"] == "offline"
-
-
 def test_a_body_that_is_not_json_is_a_400(offline: Vessel) -> None:
     response = call_door(None, raw=b'{"role": "decide",')
 

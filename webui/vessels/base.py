@@ -91,6 +91,9 @@ class VesselAdapter(ABC):
     requires_api_key: ClassVar[bool] = True
     #: Whether the adapter can offer tools to the model.
     supports_tools: ClassVar[bool] = True
+    #: Whether a model judges the answers. ``False`` marks a stand-in (the offline vessel) whose
+    #: structured answers are synthetic: valid in shape, but nobody weighed the question.
+    reasons: ClassVar[bool] = True
 
     def __init__(self, vessel: "Vessel") -> None:
         self.vessel = vessel
@@ -119,14 +122,17 @@ class VesselAdapter(ABC):
         """Call the vessel with no tools at all and its JSON mode, and parse the JSON object it gives.
 
         Prose, broken JSON or a JSON value that is not an object raise a ``VesselError`` with code
-        ``invalid_json`` that quotes what came back.
+        ``invalid_json`` that quotes what came back and carries the answer's ``usage``.
         """
         request = self.build_request(prompt=prompt, tools=())
         request = self.with_json_mode(request, schema=schema, schema_name=schema_name)
         reply = self.parse_answer(self.send(request), prompt=prompt)
-        return StructuredReply(
-            data=parse_json_object(reply.text), text=reply.text, usage=reply.usage
-        )
+        try:
+            data = parse_json_object(reply.text)
+        except VesselError as error:
+            error.usage = reply.usage  # the wrong answer was still paid for
+            raise
+        return StructuredReply(data=data, text=reply.text, usage=reply.usage)
 
     @abstractmethod
     def build_request(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> dict[str, Any]:

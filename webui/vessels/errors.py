@@ -13,6 +13,8 @@ class VesselError(Exception):
 
     code = "vessel_error"
     retryable = False
+    #: What the failed call cost, when the provider answered and said (else ``None``).
+    usage: dict[str, int] | None = None
 
     def __init__(
         self,

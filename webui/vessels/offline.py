@@ -67,6 +67,8 @@ class OfflineAdapter(VesselAdapter):
 
     adapter_name = "offline"
     requires_api_key = False
+    # It answers a structured request with the schema's first example: nothing is judged.
+    reasons = False
 
     def build_request(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
         messages: list[dict[str, Any]] = []
