@@ -7,6 +7,7 @@ from django.core import checks
 from django.db import DatabaseError
 from standardwebhooks import Webhook
 
+from pippa_memory.brain.throttles import parse_rate
 from pippa_memory.conf import memory_settings
 
 
@@ -71,6 +72,18 @@ def check_memory_settings(app_configs: Any = None, **kwargs: Any) -> list[checks
                     id="pippa_memory.E003",
                 )
             )
+    return found
+
+
+@checks.register()
+def check_brain_rates(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``pippa_memory.E005`` for a brain-door rate that is not ``count/period``."""
+    found: list[checks.CheckMessage] = []
+    for name in ("BRAIN_RATE", "BRAIN_UNSIGNED_RATE"):
+        try:
+            parse_rate(getattr(memory_settings, name))
+        except ValueError as exc:
+            found.append(checks.Error(f"PIPPA_MEMORY_{name}: {exc}", id="pippa_memory.E005"))
     return found
 
 

@@ -32,10 +32,13 @@ DEFAULTS: dict[str, Any] = {
     "MAX_BLOCK_CHARS": 16000,
     # An engine answer larger than this is refused while it is read.
     "MAX_RESPONSE_BYTES": 1_000_000,
-    # The brain door.
+    # The brain door. Rates are "count/period" (s, min, h, day) counted in the shared cache; empty
+    # means no limit. BRAIN_RATE is per signed caller; BRAIN_UNSIGNED_RATE is per address for calls
+    # refused before their signature is proved, and past it they are refused with no audit row.
     "BRAIN_SECRET": "",
     "BRAIN_MAX_BODY_BYTES": 256 * 1024,
     "BRAIN_RATE": "120/min",
+    "BRAIN_UNSIGNED_RATE": "30/min",
     # Turn-event delivery: seconds one delivery may take, full-jitter backoff between attempts
     # (uniform(0, min(max, base * 2**attempts)), a Retry-After wins), and how long an event is
     # retried before it is dead.

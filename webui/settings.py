@@ -5,6 +5,7 @@ django-environ, with defaults that let a fresh checkout run the demo on SQLite. 
 profile, ``webui.settings_production``, builds on this module and hardens it.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -38,6 +39,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_tasks",
     "django_tasks_db",
+    "axes",
     "webui",
     "pippa_memory",
 ]
@@ -51,6 +53,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a lockout into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "webui.urls"
@@ -88,12 +92,36 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# One cache every process shares, because the brain door counts its limits in it: the database
+# cache by default (`manage.py createcachetable` makes its table), or any cache URL django-environ
+# reads, e.g. redis://127.0.0.1:6379/1. A per-process cache (locmemcache://) would let each process
+# answer the full rate.
+CACHES = {"default": env.cache_url("WEBUI_CACHE_URL", default="dbcache://webui_cache")}
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.db.DatabaseCache":
+    # Culling at Django's default of 300 rows would drop live counters and let calls through.
+    CACHES["default"].setdefault("OPTIONS", {}).setdefault("MAX_ENTRIES", 100_000)
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Failed logins (django-axes): after WEBUI_LOGIN_FAILURE_LIMIT wrong passwords for one username
+# from one address, that pair gets the lockout page (429) until WEBUI_LOGIN_COOLOFF_MINUTES pass
+# with no further failure; a success clears the count. Attempts are rows in the database, so every
+# process and host sees the same count, and the admin shows and clears them (`manage.py axes_reset`).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("WEBUI_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("WEBUI_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_DISABLE_ACCESS_LOG = True  # count failures only; no row for every successful login
+AXES_CLIENT_IP_CALLABLE = "webui.client_address.client_address"
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "conversation-list"
 LOGOUT_REDIRECT_URL = "login"
@@ -121,6 +149,9 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "webui.api.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
+    # Proxies in front of the app that append to X-Forwarded-For. 0: the address is REMOTE_ADDR and
+    # the header is ignored (a client could write anything in it). Every throttle keys on this.
+    "NUM_PROXIES": env.int("WEBUI_PROXY_COUNT", default=0),
 }
 
 # Background tasks (django-tasks): the database backend on one machine (`manage.py db_worker`), or
@@ -178,10 +209,12 @@ PIPPA_MEMORY = {
     "BREAKER_REDIS_URL": env.str("PIPPA_MEMORY_BREAKER_REDIS_URL", default=""),
     "MAX_BLOCK_CHARS": env.int("PIPPA_MEMORY_MAX_BLOCK_CHARS", default=16000),
     "MAX_RESPONSE_BYTES": env.int("PIPPA_MEMORY_MAX_RESPONSE_BYTES", default=1_000_000),
-    # The brain door: whsec_ secrets (space-separated during a rotation), body cap, courtesy rate.
+    # The brain door: whsec_ secrets (space-separated during a rotation), body cap, the courtesy
+    # rate per signed caller, and the rate per address of calls refused before the signature.
     "BRAIN_SECRET": env.str("PIPPA_MEMORY_BRAIN_SECRET", default=""),
     "BRAIN_MAX_BODY_BYTES": env.int("PIPPA_MEMORY_BRAIN_MAX_BODY_BYTES", default=256 * 1024),
     "BRAIN_RATE": env.str("PIPPA_MEMORY_BRAIN_RATE", default="120/min"),
+    "BRAIN_UNSIGNED_RATE": env.str("PIPPA_MEMORY_BRAIN_UNSIGNED_RATE", default="30/min"),
     "OUTBOX_DELIVERY_TIMEOUT": env.float("PIPPA_MEMORY_OUTBOX_DELIVERY_TIMEOUT", default=10.0),
     "OUTBOX_BASE_DELAY": env.float("PIPPA_MEMORY_OUTBOX_BASE_DELAY", default=5.0),
     "OUTBOX_MAX_DELAY": env.float("PIPPA_MEMORY_OUTBOX_MAX_DELAY", default=3600.0),

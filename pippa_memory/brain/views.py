@@ -6,6 +6,10 @@ switched off or no secret (503), a body over the cap (413, before anything is pa
 repeated ``webhook-id`` (the stored answer, or 409 while the first call runs), bad input (400 naming
 the fields), an unknown soul or vessel (404) or a vessel that may not serve (409), then the run
 itself (200, or 502/503/504).
+
+The limits are counted in the cache every process shares (:mod:`pippa_memory.brain.throttles`). A
+refusal before the signature is proved counts against the caller's address first, and past
+``BRAIN_UNSIGNED_RATE`` it is a 429 with no audit row, so a flood cannot fill the table.
 """
 
 import hashlib
@@ -20,12 +24,12 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from pippa_memory.brain import openapi
 from pippa_memory.brain.service import BrainFailure, run_judgement
 from pippa_memory.brain.signatures import SignatureRejected, configured_secrets, verify
+from pippa_memory.brain.throttles import wait_for_signed_call, wait_for_unsigned_call
 from pippa_memory.conf import memory_settings
 from pippa_memory.models import BrainCall
 from webui.canonical import json_roundtrip
@@ -51,15 +55,12 @@ OUTCOME_FOR_CODE = {
 }
 
 
-class BrainThrottle(ScopedRateThrottle):
-    """A courtesy limit per caller (``PIPPA_MEMORY_BRAIN_RATE``); the signature is the defence."""
-
-    def get_rate(self) -> str | None:
-        return memory_settings.BRAIN_RATE or None
-
-
 def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "details": details or {}}}
+
+
+def throttled_body(message: str, wait: int) -> dict[str, Any]:
+    return error_body("throttled", message, {"retry_after": wait})
 
 
 class RequiredBodySchema(AutoSchema):
@@ -76,8 +77,7 @@ class BrainDoorView(APIView):
     schema = RequiredBodySchema()
     authentication_classes: list[Any] = []
     permission_classes = [AllowAny]
-    throttle_classes: list[Any] = []  # applied by hand, once the caller has proved who it is
-    throttle_scope = "brain"
+    throttle_classes: list[Any] = []  # the door counts its own limits, in the shared cache
 
     @extend_schema(
         operation_id="brain_door",
@@ -112,6 +112,14 @@ class BrainDoorView(APIView):
             return response
 
         def fail(status: int, code: str, message: str, outcome: str, **headers: str) -> Response:
+            # Every refusal through here comes before the signature is proved: it counts against
+            # the address first, and past the rate it is a 429 that writes no audit row.
+            wait = wait_for_unsigned_call(request)
+            if wait is not None:
+                body = throttled_body(
+                    "Too many calls from this address that are not signed; slow down.", wait
+                )
+                return Response(body, status=429, headers={"Retry-After": str(wait)})
             return finish(status, error_body(code, message), outcome, **headers)
 
         if not memory_settings.ENABLED:
@@ -156,15 +164,13 @@ class BrainDoorView(APIView):
                 BrainCall.Outcome.UNAUTHORIZED,
                 WWW_Authenticate='Webhook realm="pippa-brain"',
             )
-        throttle = BrainThrottle()
-        if not throttle.allow_request(request, self):
-            wait = throttle.wait() or 1
-            return fail(
+        wait = wait_for_signed_call(request)
+        if wait is not None:
+            return finish(
                 429,
-                "throttled",
-                "Too many calls; slow down.",
+                throttled_body("Too many calls; slow down.", wait),
                 BrainCall.Outcome.THROTTLED,
-                Retry_After=str(int(wait) + 1),
+                Retry_After=str(wait),
             )
         return self.run_once(request, raw, call, finish)
 
