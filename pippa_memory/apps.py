@@ -1,6 +1,14 @@
 from django.apps import AppConfig
 
 
+def memory_secret_values() -> list[str]:
+    """The plug-in's own secrets, for the host to mask wherever it shows or logs text: the
+    engine's bearer token and the brain door's signing secrets (several during a rotation)."""
+    from pippa_memory.conf import memory_settings
+
+    return [memory_settings.TOKEN, *memory_settings.BRAIN_SECRET.split()]
+
+
 class PippaMemoryConfig(AppConfig):
     """Connects the memory seams and doors to the host through its named extension points."""
 
@@ -11,8 +19,10 @@ class PippaMemoryConfig(AppConfig):
         from pippa_memory import checks  # noqa: F401  (registers the system checks)
         from pippa_memory.extension import MemoryExtension
         from webui.extensions import register_extension
+        from webui.redaction import register_secret_source
 
         register_extension(MemoryExtension())
+        register_secret_source(memory_secret_values)
 
         from django.db.models.signals import post_save
 

@@ -20,8 +20,10 @@ import requests
 import urllib3
 
 from pippa_memory.conf import memory_settings
+from pippa_memory.contract import unusable_text_problem
 from webui.canonical import canonical_bytes
 from webui.outbound_http import BodyTooLarge, DeadlineExceeded, read_body
+from webui.redaction import fit_to_show
 
 logger = logging.getLogger(__name__)
 
@@ -31,9 +33,14 @@ SESSION.mount("https://", requests.adapters.HTTPAdapter(max_retries=0))
 
 
 class EngineFailure(Exception):
-    """A call that counts against the breaker: no answer, a 5xx, or an answer we cannot use."""
+    """A call that counts against the breaker: no answer, a 5xx, or an answer we cannot use.
+
+    ``detail`` may quote the engine (a schema message quotes the value it refused), so it is
+    made fit to show (secrets masked) before anyone can show or log it.
+    """
 
     def __init__(self, reason: str, detail: str, *, status: int | None = None) -> None:
+        detail = fit_to_show(detail)
         super().__init__(detail)
         self.reason = reason
         self.detail = detail
@@ -119,7 +126,8 @@ def call_engine(
 ) -> EngineAnswer:
     """Call the engine at ``path`` and return what happened; never raises.
 
-    ``schema`` validates a 2xx answer's JSON (a 2xx without a schema may have any body); ``budget``
+    ``schema`` validates a 2xx answer's JSON (a 2xx without a schema may have any JSON body, but
+    never one holding a lone surrogate: reason ``unencodable_text``); ``budget``
     is the total seconds the call may take (the chat budget when omitted). A 4xx is returned as
     an absent answer with its status and does not count against the breaker; failures (no answer,
     5xx, unusable answer) do.
@@ -252,6 +260,11 @@ def _exchange(
         if status < 300:
             raise EngineFailure("invalid_json", "The engine's answer is not JSON.") from exc
         parsed = None
+    problem = unusable_text_problem(parsed)
+    if problem:
+        if status < 300:
+            raise EngineFailure("unencodable_text", problem)
+        parsed = None  # A 4xx whose body is unusable is still that 4xx, as with a non-JSON one.
     if status < 300 and schema is not None:
         try:
             jsonschema.validate(parsed, schema)

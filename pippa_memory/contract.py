@@ -1,10 +1,13 @@
 """Engine contract v1 (DESIGN.md section 7): the JSON Schemas every engine answer must match.
 
 An answer that does not match is a failure, never half-used. ``docs/engine-contract.md`` and
-``docs/engine-openapi.yaml`` describe the same shapes for people and tools.
+``docs/engine-openapi.yaml`` describe the same shapes for people and tools. Beyond its shape,
+every string of an answer must be valid Unicode scalar values (:func:`unusable_text_problem`).
 """
 
 from typing import Any
+
+from webui.lone_surrogates import lone_surrogate_path
 
 REVISION = {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,100}$"}
 TEXT = {"type": "string"}
@@ -83,3 +86,18 @@ BUNDLE: dict[str, Any] = {
         "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
     },
 }
+
+
+def unusable_text_problem(answer: Any) -> str | None:
+    """Why ``answer`` (a decoded engine answer, any route) holds text nothing can use, or ``None``.
+
+    JSON can carry a lone surrogate (``"\\ud800"``) that no UTF-8 encoder, database column or
+    provider request can hold; an answer with one, anywhere (values or keys), is refused whole,
+    as an answer of the wrong shape is.
+    """
+    where = lone_surrogate_path(answer)
+    if where is None:
+        return None
+    return (
+        f"The engine's answer holds text that is not valid Unicode (a lone surrogate) at {where}."
+    )

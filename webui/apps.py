@@ -9,3 +9,6 @@ class WebuiConfig(AppConfig):
 
     def ready(self) -> None:
         from webui import checks  # noqa: F401  (registers the system checks)
+        from webui.redaction import install_log_masking
+
+        install_log_masking()

@@ -4,9 +4,11 @@ Fault modes (``POST /_control/faults {"mode": ...}``) apply to contract routes o
 always reach the control routes: ``down`` (close the connection at once), ``latency`` (answer after
 ``seconds``), ``hang`` (accept and never answer), ``drip`` (one byte every ``seconds``), ``error``
 (``status``, 503 by default; a 3xx carries a ``Location``), ``throttle`` (429 with ``Retry-After``),
-``garbage`` (invalid JSON), ``wrong_shape``, ``oversized`` (a 2 MB answer), ``reset`` (process the
-request, then reset the connection without answering). ``paths`` limits a fault to path prefixes,
-and ``times`` to that many requests. ``POST /_control/reset`` clears faults (``{"state": true}``
+``garbage`` (invalid JSON), ``wrong_shape`` (or the given ``body``), ``oversized`` (a 2 MB answer),
+``reset`` (process the request, then reset the connection without answering), ``lone_surrogate``
+(the usual answer with ``"\\ud800"``, valid JSON, added to each string, or with ``fields`` only to
+those under these keys). ``paths`` limits a fault to path prefixes, and ``times`` to that many
+requests. ``POST /_control/reset`` clears faults (``{"state": true}``
 also clears memories and the request log); ``GET /_control/requests`` lists what was received.
 """
 
@@ -33,7 +35,24 @@ MODES = {
     "wrong_shape",
     "oversized",
     "reset",
+    "lone_surrogate",
 }
+
+
+def with_lone_surrogates(value: Any, fields: list[str] | None, *, inside: bool = False) -> Any:
+    """``value`` with a lone surrogate added to each of its strings (keys left alone); with
+    ``fields``, only to the strings under those keys, wherever they are."""
+    inside = inside or fields is None
+    if isinstance(value, str):
+        return value + "\ud800" if inside else value
+    if isinstance(value, dict):
+        return {
+            key: with_lone_surrogates(inner, fields, inside=inside or key in (fields or ()))
+            for key, inner in value.items()
+        }
+    if isinstance(value, list):
+        return [with_lone_surrogates(inner, fields, inside=inside) for inner in value]
+    return value
 
 
 class Faults:
@@ -169,6 +188,8 @@ class EngineHandler(BaseHTTPRequestHandler):
         if fault and self.before_answer(fault):
             return
         status, answer, headers = self.answer(method, path, body)
+        if fault and fault["mode"] == "lone_surrogate":
+            answer = with_lone_surrogates(answer, fault.get("fields"))
         if fault and fault["mode"] == "reset":
             self.reset_connection()
             return
@@ -209,7 +230,7 @@ class EngineHandler(BaseHTTPRequestHandler):
             self.wfile.write(b'{"soul": "pip')
             return True
         if mode == "wrong_shape":
-            self.send_json(200, {"unexpected": True, "items": "not a list"})
+            self.send_json(200, fault.get("body", {"unexpected": True, "items": "not a list"}))
             return True
         if mode == "oversized":
             self.send_json(200, {"soul": "x", "revision": "r1", "block": "x" * (2 * 1024 * 1024)})

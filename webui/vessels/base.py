@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from webui.lone_surrogates import lone_surrogate_path
 from webui.prompt import Prompt, ToolCall, ToolDefinition
 from webui.vessels.errors import VesselError
 
@@ -71,6 +72,18 @@ class VesselReply:
     usage: dict[str, int] = field(default_factory=normalised_usage)
 
 
+def reply_lone_surrogate_path(reply: VesselReply) -> str | None:
+    """Where ``reply``'s text or tool calls hold a lone surrogate ("its text", "tool call 0
+    (input/query)"), or ``None``."""
+    if lone_surrogate_path(reply.text):
+        return "its text"
+    for index, call in enumerate(reply.tool_calls):
+        found = lone_surrogate_path({"id": call.id, "name": call.name, "input": call.input})
+        if found:
+            return f"tool call {index} ({found})"
+    return None
+
+
 @dataclass(frozen=True)
 class StructuredReply:
     """A structured-mode answer: the parsed JSON object, the text it came from, and usage."""
@@ -104,9 +117,11 @@ class VesselAdapter(ABC):
         return self.parse_answer(self.send(request), prompt=prompt)
 
     def parse_answer(self, response: Any, *, prompt: Prompt) -> VesselReply:
-        """:meth:`parse_response`, with an answer of an unexpected shape turned into a clear error."""
+        """:meth:`parse_response`, with an answer of an unexpected shape, or whose text or tool
+        calls hold a lone surrogate (which nothing can store or send on), turned into a clear
+        error: the answer is not used."""
         try:
-            return self.parse_response(response, prompt=prompt)
+            reply = self.parse_response(response, prompt=prompt)
         except VesselError:
             raise
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
@@ -115,6 +130,14 @@ class VesselAdapter(ABC):
                 f"({type(exc).__name__}: {exc}).",
                 code="bad_response",
             ) from exc
+        where = reply_lone_surrogate_path(reply)
+        if where:
+            raise VesselError(
+                f"{self.provider_name} answered with text that is not valid Unicode (a lone "
+                f"surrogate) in {where}; the answer was not used.",
+                code="unencodable_text",
+            )
+        return reply
 
     def complete_structured(
         self, *, prompt: Prompt, schema: dict[str, Any], schema_name: str

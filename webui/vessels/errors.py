@@ -2,13 +2,17 @@
 
 from typing import Any
 
+from webui.redaction import fit_to_show
+
 
 class VesselError(Exception):
     """A vessel call failed.
 
     ``code`` is our own short name for the cause (``rate_limited``, ``timeout``, ``auth_failed``...),
     ``retryable`` says whether trying again may help, and ``details`` keeps what the provider said
-    (its status and error code) so the cause can be traced.
+    (its status and error code) so the cause can be traced. The message and the provider's code
+    quote what a provider said, so they are made fit to show: keys, bearer tokens and signing
+    secrets are masked and lone surrogates replaced, here, before anyone can show or log them.
     """
 
     code = "vessel_error"
@@ -26,6 +30,7 @@ class VesselError(Exception):
         provider_code: str | None = None,
         retry_after: float | None = None,
     ) -> None:
+        message = fit_to_show(message)
         super().__init__(message)
         self.message = message
         if code is not None:
@@ -33,7 +38,7 @@ class VesselError(Exception):
         if retryable is not None:
             self.retryable = retryable
         self.status = status
-        self.provider_code = provider_code
+        self.provider_code = fit_to_show(str(provider_code)) if provider_code else provider_code
         self.retry_after = retry_after
 
     @property

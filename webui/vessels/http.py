@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from webui.canonical import canonical_bytes
 from webui.outbound_http import BodyTooLarge, DeadlineExceeded, read_body
+from webui.redaction import mask_secrets
 from webui.vessels.base import VesselAdapter
 from webui.vessels.errors import VesselError
 
@@ -50,6 +51,12 @@ def retry_after_seconds(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, (when - timezone.now()).total_seconds())
+
+
+def body_excerpt(raw: bytes, *, chars: int = 200) -> str:
+    """The start of a provider's body as text to quote, secrets masked before it is cut (so a
+    cut can never leave part of a key behind)."""
+    return mask_secrets(raw[: chars * 5].decode("utf-8", "replace"))[:chars]
 
 
 def backoff_delay(attempt: int) -> float:
@@ -207,7 +214,7 @@ class RequestsAdapter(VesselAdapter):
             body = None
         if response.status_code >= 300:
             message, provider_code = self.error_message(body) if body is not None else (None, None)
-            detail = message or raw[:200].decode("utf-8", "replace") or response.reason
+            detail = str(message or "") or body_excerpt(raw) or response.reason
             raise error_for_status(
                 status=response.status_code,
                 message=f"{self.provider_name} answered HTTP {response.status_code}: {detail}",
@@ -217,7 +224,7 @@ class RequestsAdapter(VesselAdapter):
         if body is None:
             raise VesselError(
                 f"{self.provider_name} answered with a body that is not JSON: "
-                f"{raw[:200].decode('utf-8', 'replace')!r}",
+                f"{body_excerpt(raw)!r}",
                 code="bad_response",
                 status=response.status_code,
             )
