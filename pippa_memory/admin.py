@@ -1,4 +1,9 @@
-"""Staff views of memory: pin history, stored blocks, and each conversation's pin with a re-pin."""
+"""Staff views of memory: pin history, stored blocks, and each conversation's pin with a re-pin.
+
+Django's model permissions decide, as in the host's admin: ``view_*`` to read each list, and the
+plug-in's own permissions to act: ``pippa_memory.repin_conversation`` to re-pin a conversation,
+``pippa_memory.retry_outboxevent`` to retry or revive outbox events.
+"""
 
 import json
 
@@ -15,7 +20,7 @@ from pippa_memory.pinning import request_repin
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
-    """Records are written by the system; staff read them."""
+    """Records are written by the system; staff holding the model's view permission read them."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -74,9 +79,8 @@ class ConversationPinAdmin(ReadOnlyAdmin):
     readonly_fields = fields
     actions = ["repin_at_next_turn"]
 
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        # Read-only detail pages, but the re-pin action needs change permission to appear.
-        return request.user.is_staff and obj is None
+    def has_repin_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("pippa_memory.repin_conversation")
 
     @admin.display(description="pinned block")
     def block(self, conversation: ConversationPin) -> str:
@@ -91,7 +95,9 @@ class ConversationPinAdmin(ReadOnlyAdmin):
         ).first()
         return found.text if found else "The block for this revision is not stored here."
 
-    @admin.action(description="Re-pin at next turn (costs one prompt-cache miss)")
+    @admin.action(
+        description="Re-pin at next turn (costs one prompt-cache miss)", permissions=["repin"]
+    )
     def repin_at_next_turn(
         self, request: HttpRequest, queryset: QuerySet[ConversationPin]
     ) -> HttpResponse | None:
@@ -153,9 +159,8 @@ class OutboxEventAdmin(ReadOnlyAdmin):
     readonly_fields = fields
     actions = ["retry_now", "revive_dead"]
 
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        # Read-only rows; the list's actions need change permission to be offered.
-        return request.user.is_staff and obj is None
+    def has_retry_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("pippa_memory.retry_outboxevent")
 
     @admin.display(description="last error")
     def short_error(self, event: OutboxEvent) -> str:
@@ -165,12 +170,12 @@ class OutboxEventAdmin(ReadOnlyAdmin):
     def pretty_payload(self, event: OutboxEvent) -> str:
         return format_html("<pre>{}</pre>", json.dumps(event.payload, indent=2, ensure_ascii=False))
 
-    @admin.action(description="Retry now (pending events)")
+    @admin.action(description="Retry now (pending events)", permissions=["retry"])
     def retry_now(self, request: HttpRequest, queryset: QuerySet[OutboxEvent]) -> None:
         count = make_due(queryset, revive_dead=False)
         self.message_user(request, f"{count} pending event(s) will be delivered now.")
 
-    @admin.action(description="Dead → pending (deliver again)")
+    @admin.action(description="Dead → pending (deliver again)", permissions=["retry"])
     def revive_dead(self, request: HttpRequest, queryset: QuerySet[OutboxEvent]) -> None:
         count = make_due(queryset.filter(status=OutboxEvent.Status.DEAD), revive_dead=True)
         self.message_user(request, f"{count} dead event(s) are pending again.")

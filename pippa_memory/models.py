@@ -81,6 +81,7 @@ class ConversationPin(Conversation):
         proxy = True
         verbose_name = "conversation pin"
         verbose_name_plural = "conversation pins"
+        permissions = [("repin_conversation", "Can ask a conversation to re-pin at its next turn")]
 
 
 class OutboxQuerySet(models.QuerySet["OutboxEvent"]):
@@ -127,6 +128,7 @@ class OutboxEvent(models.Model):
     class Meta:
         ordering = ["created_at"]
         indexes = [models.Index(fields=["status", "next_attempt_at"], name="outbox_due_idx")]
+        permissions = [("retry_outboxevent", "Can retry outbox events now or revive dead ones")]
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.id} ({self.status})"

@@ -1,4 +1,5 @@
-"""Admin for the host's models. Staff only, as the Django admin always is."""
+"""Admin for the host's models. Staff only, as the Django admin always is, and within it Django's
+model permissions decide what each account may see, change and run."""
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
@@ -44,7 +45,8 @@ class VesselAdmin(admin.ModelAdmin):
     def key(self, vessel: Vessel) -> str:
         return key_status(vessel)
 
-    @admin.action(description="Test connection (one small real call)")
+    # A real, paid provider call: for those who may change vessels, not for a view-only account.
+    @admin.action(description="Test connection (one small real call)", permissions=["change"])
     def run_connection_test(self, request: HttpRequest, queryset: QuerySet[Vessel]) -> None:
         for vessel in queryset:
             outcome = check_connection(vessel)

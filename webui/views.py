@@ -1,8 +1,13 @@
-"""Server-rendered pages for household members. Thin: forms in, one service or query call, out."""
+"""Server-rendered pages for household members. Thin: forms in, one service or query call, out.
+
+Household-wide changes are for accounts holding a Django permission, not for every member nor every
+staff account: the memory tool switch and Test connection need ``webui.change_vessel``, waking a
+soul needs ``webui.add_unattendedrun`` (a wake adds an unattended run). Without it: 403, and
+nothing changes.
+"""
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
-from django.contrib.auth.decorators import login_required
+from django.contrib.auth.decorators import login_required, permission_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -57,17 +62,28 @@ def conversation_detail(request: HttpRequest, conversation_id: str) -> HttpRespo
     return render(request, "webui/conversation_detail.html", context)
 
 
+CHANGE_VESSELS = "webui.change_vessel"
+WAKE_SOULS = "webui.add_unattendedrun"
+
+
 @login_required
 def vessel_list(request: HttpRequest) -> HttpResponse:
-    rows = [
-        {"vessel": vessel, "key_status": key_status(vessel), "problem": vessel_problem(vessel)}
-        for vessel in Vessel.objects.all()
-    ]
-    context = {"rows": rows, "memory_notice": memory_tool_notice()}
+    """Every vessel and whether it can be used now. Its endpoint, key variable and the reason it
+    cannot be used, and the controls, only for an account that may change vessels."""
+    may_change = request.user.has_perm(CHANGE_VESSELS)
+    rows = []
+    for vessel in Vessel.objects.all():
+        problem = vessel_problem(vessel)
+        row = {"vessel": vessel, "usable": problem is None}
+        if may_change:
+            row.update(key_status=key_status(vessel), problem=problem)
+        rows.append(row)
+    context = {"rows": rows, "may_change": may_change, "memory_notice": memory_tool_notice()}
     return render(request, "webui/vessel_list.html", context)
 
 
 @login_required
+@permission_required(CHANGE_VESSELS, raise_exception=True)
 @require_POST
 def vessel_test_connection(request: HttpRequest, slug: str) -> HttpResponse:
     vessel = get_object_or_404(Vessel, slug=slug)
@@ -77,6 +93,7 @@ def vessel_test_connection(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
+@permission_required(CHANGE_VESSELS, raise_exception=True)
 @require_POST
 def vessel_memory_tool(request: HttpRequest, slug: str) -> HttpResponse:
     vessel = get_object_or_404(Vessel, slug=slug)
@@ -113,14 +130,19 @@ def soul_stream(request: HttpRequest) -> HttpResponse:
             if m.role == "assistant"
         ]
         posts.append({"run": run, "text": replies[-1].content if replies else ""})
-    context = {"posts": posts, "souls": Soul.objects.all()}
+    context = {
+        "posts": posts,
+        "souls": Soul.objects.all(),
+        "may_wake": request.user.has_perm(WAKE_SOULS),
+    }
     return render(request, "webui/soul_stream.html", context)
 
 
-@staff_member_required
+@login_required
+@permission_required(WAKE_SOULS, raise_exception=True)
 @require_POST
 def soul_stream_wake(request: HttpRequest) -> HttpResponse:
-    """Staff only: wake a soul now."""
+    """Wake a soul now (one real vessel call), for an account that may add unattended runs."""
     soul = get_object_or_404(Soul, pk=request.POST.get("soul"))
     try:
         run = run_wake(soul=soul)

@@ -1,10 +1,11 @@
-"""A household member flips the memory tool for a vessel; new conversations then offer it or not,
+"""A household member who may change vessels flips the memory tool for a vessel; new conversations then offer it or not,
 and a recall that fell back is marked as a fallback on the page."""
 
 import os
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Permission
 from playwright.sync_api import Page, expect
 
 from .test_chat_flow import SCREENSHOTS, log_in
@@ -30,6 +31,7 @@ def test_flipping_the_switch_decides_the_tool_for_new_conversations(
     live_server: Any, page: Page, user: Any, soul: Any, offline_vessel: Any, memory_on: Any
 ) -> None:
     memory_on.state.remember("pippa", "The spare key is under the blue pot.")
+    user.user_permissions.add(Permission.objects.get(codename="change_vessel"))
     log_in(page, live_server.url, "alice")
 
     page.goto(f"{live_server.url}/vessels/")
@@ -64,6 +66,7 @@ def test_with_memory_off_the_page_says_so_and_the_switches_are_disabled(
     live_server: Any, page: Page, user: Any, offline_vessel: Any, configure: Any
 ) -> None:
     configure(ENABLED=False)
+    user.user_permissions.add(Permission.objects.get(codename="change_vessel"))
     log_in(page, live_server.url, "alice")
 
     page.goto(f"{live_server.url}/vessels/")

@@ -1,4 +1,4 @@
-"""The Soul Stream page in a browser: a staff member wakes a soul and sees its post, with the brief
+"""The Soul Stream page in a browser: an account that may add unattended runs wakes a soul and sees its post, with the brief
 its memory curated, above the scheduled job's earlier post."""
 
 import os
@@ -6,6 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
@@ -20,7 +21,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_staff_wake_a_soul_and_see_the_stream_newest_first(
     live_server: Any, page: Page, make_user: Any, soul: Any, offline_vessel: Any, memory_on: Any
 ) -> None:
-    make_user("root", is_staff=True)
+    waker = make_user("root", is_staff=True)
+    waker.user_permissions.add(Permission.objects.get(codename="add_unattendedrun"))
     memory_on.state.remember("pippa", "The garden needs water on Fridays.")
     ScheduledJob.objects.create(
         name="Morning note",

@@ -3,6 +3,7 @@
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.test import Client
 
 from webui.models import Conversation, Soul, Vessel
@@ -18,6 +19,11 @@ def page_client(user: Any) -> Client:
     client = Client(enforce_csrf_checks=True)
     client.force_login(user)
     return client
+
+
+def may_change_vessels(user: Any) -> None:
+    """Grant the household-wide permission the memory tool switch and Test connection need."""
+    user.user_permissions.add(Permission.objects.get(codename="change_vessel"))
 
 
 def csrf_post(client: Client, url: str, data: dict[str, Any]) -> Any:
@@ -124,9 +130,10 @@ def test_the_chat_page_of_another_member_is_not_found(
     assert client.get(f"/conversations/{conversation.id}/").status_code == 404
 
 
-def test_the_vessel_page_lists_vessels_and_flips_the_memory_tool(
-    page_client: Client, offline_vessel: Vessel, recording_tool: Any
+def test_a_member_who_may_change_vessels_flips_the_memory_tool(
+    page_client: Client, user: Any, offline_vessel: Vessel, recording_tool: Any
 ) -> None:
+    may_change_vessels(user)
     page = page_client.get("/vessels/").content.decode()
     assert "Offline" in page
     assert "Turn off" in page
@@ -154,8 +161,9 @@ def test_the_conversation_list_shows_the_members_conversations(
 
 
 def test_without_a_memory_plugin_the_switches_are_disabled_and_say_why(
-    page_client: Client, offline_vessel: Vessel
+    page_client: Client, user: Any, offline_vessel: Vessel
 ) -> None:
+    may_change_vessels(user)
     page = page_client.get("/vessels/").content.decode()
 
     assert "No memory plug-in is installed" in page

@@ -7,6 +7,7 @@ from io import StringIO
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.db import connection
@@ -183,19 +184,23 @@ def test_the_stream_page_shows_unattended_posts_newest_first(
     assert page.index("Soul Stream wake") < page.index("Scheduled job")
     assert "I heard: “first post”" in page
     assert "without memory: no memory extension is installed" in page
-    assert "Wake now" not in page  # staff only
+    assert "Wake now" not in page  # for those who may add unattended runs
 
 
-def test_only_staff_may_wake_a_soul_from_the_page(
+def test_only_an_account_that_may_add_unattended_runs_wakes_a_soul_from_the_page(
     user: Any, make_user: Any, soul: Soul, offline_vessel: Vessel
 ) -> None:
-    member = Client()
-    member.force_login(user)
-    assert member.post("/stream/wake/", {"soul": soul.pk}).status_code == 302
+    for account in (user, make_user("staff", is_staff=True)):
+        refused = Client()
+        refused.force_login(account)
+        assert "Wake now" not in refused.get("/stream/").content.decode()
+        assert refused.post("/stream/wake/", {"soul": soul.pk}).status_code == 403
     assert not UnattendedRun.objects.exists()
 
+    waker = make_user("root")
+    waker.user_permissions.add(Permission.objects.get(codename="add_unattendedrun"))
     staff = Client()
-    staff.force_login(make_user("root", is_staff=True))
+    staff.force_login(waker)
     assert "Wake now" in staff.get("/stream/").content.decode()
     response = staff.post("/stream/wake/", {"soul": soul.pk}, follow=True)
 

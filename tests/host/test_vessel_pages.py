@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 import responses
+from django.contrib.auth.models import Permission
 from django.test import Client
 from rest_framework.test import APIClient
 
@@ -154,3 +155,71 @@ def test_a_vessel_added_in_the_admin_can_be_talked_through_once_its_key_is_set(
     assert answered.status_code == 201
     assert answered.json()["assistant"]["content"] == "Hello from Claude"
     assert responses.calls[0].request.headers["x-api-key"] == SECRET
+
+
+def test_a_member_sees_which_vessels_are_ready_but_no_endpoint_key_variable_or_control(
+    user: Any, claude: Vessel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Vessel.objects.filter(pk=claude.pk).update(base_url="https://llm.household.example/v1")
+    Vessel.objects.create(
+        slug="local", name="Local", adapter="openai", model="m", api_key_env="LOCAL_LLM_KEY"
+    )
+    member = Client()
+    member.force_login(user)
+
+    page = member.get("/vessels/").content.decode()
+
+    assert "Claude" in page
+    assert "Local" in page
+    assert page.count('class="usable">Ready') == 1
+    assert "Not usable right now" in page
+    for hidden in (
+        "HOUSEHOLD_ANTHROPIC_KEY",
+        "LOCAL_LLM_KEY",
+        "llm.household.example",
+        "Turn off",
+        "Test connection",
+        "/memory-tool/",
+        "/test/",
+    ):
+        assert hidden not in page, hidden
+
+
+@responses.activate
+def test_the_change_vessel_permission_not_staff_decides_who_may_test_a_connection(
+    user: Any, make_user: Any, claude: Vessel
+) -> None:
+    staff = Client()
+    staff.force_login(make_user("staff", is_staff=True))
+    assert staff.post("/vessels/claude/test/").status_code == 403
+    assert len(responses.calls) == 0
+
+    user.user_permissions.add(Permission.objects.get(codename="change_vessel"))
+    member = Client()
+    member.force_login(user)
+    kit = AnthropicKit()
+    kit.queue(responses, 200, kit.text_body("ok"))
+    page = member.get("/vessels/").content.decode()
+    assert "key present in HOUSEHOLD_ANTHROPIC_KEY" in page
+    response = member.post("/vessels/claude/test/", follow=True)
+
+    assert len(responses.calls) == 1
+    assert "Claude answered in" in response.content.decode()
+
+
+@responses.activate
+def test_a_view_only_admin_account_is_not_offered_the_connection_test(
+    make_user: Any, claude: Vessel
+) -> None:
+    viewer = make_user("viewer", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_vessel"))
+    client = Client()
+    client.force_login(viewer)
+
+    listed = client.get("/admin/webui/vessel/").content.decode()
+    client.post(
+        "/admin/webui/vessel/", {"action": "run_connection_test", "_selected_action": [claude.pk]}
+    )
+
+    assert "run_connection_test" not in listed
+    assert len(responses.calls) == 0

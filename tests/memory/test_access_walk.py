@@ -1,0 +1,196 @@
+"""Who may do what in the memory plug-in: its routes and admin actions walked as anonymous, a
+member, staff without permissions, a view-only staff account and a superuser, against the tables
+below; then the plug-in's own permissions, each granted alone.
+
+Django's permissions decide, not ``is_staff``: ``view_*`` to read each list (conversation pins show
+members' titles, the outbox their turns), ``pippa_memory.repin_conversation`` to re-pin,
+``pippa_memory.retry_outboxevent`` to retry or revive events. The host's routes are walked in
+``tests/host/test_access_walk.py``.
+"""
+
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.db.models import Model
+from django.test import Client
+from django.utils import timezone
+
+from pippa_memory.models import BrainCall, ConversationPin, MemoryBlock, OutboxEvent, PinRecord
+from tests.access_walk import (
+    PLUGIN,
+    READ_ONLY_ADMIN,
+    REDIRECT,
+    REFUSED_ACTION,
+    Access,
+    ActionAccess,
+    Route,
+    admin_model_routes,
+    make_role_users,
+    project_routes,
+    registered_actions,
+    walk_actions,
+    walk_routes,
+)
+from tests.memory.test_security import BRAIN_SECRET
+from webui.models import Conversation, Soul
+
+pytestmark = pytest.mark.django_db
+
+
+@dataclass
+class PluginWorld:
+    """One of each record the plug-in's admin pages show."""
+
+    users: dict[str, Any]
+    conversation: Conversation
+    pin: PinRecord
+    block: MemoryBlock
+    event: OutboxEvent
+    call: BrainCall
+
+
+UNSIGNED = Access(401, 401, 401, 401, 401)
+"""The brain door answers to its signature alone: no session, staff or superuser, opens it."""
+
+PLUGIN_ROUTES: dict[str, Route] = {
+    "brain-door": Route(
+        UNSIGNED,
+        lambda world, role: "/api/memory/brain/",
+        "post",
+        lambda world: {"role": "decide", "soul": "pippa", "input": {}},
+        json=True,
+    ),
+    **admin_model_routes("pippa_memory.pinrecord", READ_ONLY_ADMIN, lambda world: world.pin),
+    **admin_model_routes("pippa_memory.memoryblock", READ_ONLY_ADMIN, lambda world: world.block),
+    **admin_model_routes(
+        "pippa_memory.conversationpin", READ_ONLY_ADMIN, lambda world: world.conversation
+    ),
+    **admin_model_routes("pippa_memory.outboxevent", READ_ONLY_ADMIN, lambda world: world.event),
+    **admin_model_routes("pippa_memory.braincall", READ_ONLY_ADMIN, lambda world: world.call),
+}
+
+PLUGIN_ACTIONS: dict[tuple[str, str], ActionAccess] = {
+    # The confirming step itself, as a crafted POST would send it, not only the question page.
+    ("pippa_memory.conversationpin", "repin_at_next_turn"): ActionAccess(
+        REFUSED_ACTION, {"confirm": "yes", "reason": "The engine was rebuilt."}
+    ),
+    ("pippa_memory.outboxevent", "retry_now"): ActionAccess(REFUSED_ACTION),
+    ("pippa_memory.outboxevent", "revive_dead"): ActionAccess(REFUSED_ACTION),
+}
+
+
+def outbox_event(soul: Soul, conversation: Conversation, **fields: Any) -> OutboxEvent:
+    fields.setdefault("next_attempt_at", timezone.now() + timedelta(hours=1))
+    return OutboxEvent.objects.create(
+        soul=soul,
+        conversation_id=conversation.pk,
+        message_id=uuid.uuid4(),
+        payload={"type": "conversation.turn"},
+        **fields,
+    )
+
+
+@pytest.fixture
+def world(make_user: Any, make_conversation: Any, soul: Soul, configure: Any) -> PluginWorld:
+    configure(BRAIN_SECRET=BRAIN_SECRET)
+    users = make_role_users(make_user)
+    conversation = make_conversation(viewer=users["member"], title="A member's private title")
+    return PluginWorld(
+        users=users,
+        conversation=conversation,
+        pin=PinRecord.objects.create(
+            conversation=conversation, soul=soul, outcome="absent", reason="engine down"
+        ),
+        block=MemoryBlock.objects.create(soul=soul, revision="r1", text="Tea.", sha256="0" * 64),
+        event=outbox_event(soul, conversation),
+        call=BrainCall.objects.create(request_id="req-walk", outcome="answered"),
+    )
+
+
+def plugin_owned(owner: str) -> bool:
+    return owner == PLUGIN
+
+
+def test_every_plugin_route_answers_each_role_as_the_table_says(
+    world: PluginWorld, sent_requests: list[Any]
+) -> None:
+    routes = {key for key, owner in project_routes().items() if plugin_owned(owner)}
+    assert routes == set(PLUGIN_ROUTES), "routes missing from or stale in PLUGIN_ROUTES"
+
+    # The brain door writes an audit row for every refused call, by design.
+    ignore = ["pippa_memory.braincall"]
+    wrong = walk_routes(PLUGIN_ROUTES, world.users, world, sent_requests, ignore)
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_every_plugin_admin_action_runs_only_for_those_with_its_permission(
+    world: PluginWorld, make_conversation: Any, soul: Soul, sent_requests: list[Any]
+) -> None:
+    assert registered_actions(owned_by=plugin_owned) == set(PLUGIN_ACTIONS)
+
+    def target(label: str, action: str) -> Model:
+        conversation = make_conversation(viewer=world.users["member"])
+        if label == "pippa_memory.conversationpin":
+            Conversation.objects.filter(pk=conversation.pk).update(
+                pinned_head="r1", pinned_at=timezone.now()
+            )
+            return ConversationPin.objects.get(pk=conversation.pk)
+        return outbox_event(
+            soul, conversation, status="dead" if action == "revive_dead" else "pending"
+        )
+
+    wrong = walk_actions(PLUGIN_ACTIONS, world.users, target, sent_requests)
+    assert wrong == [], "\n".join(wrong)
+
+
+def staff_holding(make_user: Any, *codenames: str) -> Client:
+    account = make_user("-".join(codenames), is_staff=True)
+    account.user_permissions.set(Permission.objects.filter(codename__in=codenames))
+    client = Client()
+    client.force_login(account)
+    return client
+
+
+def test_a_repin_needs_the_repin_permission_not_only_a_view(
+    make_user: Any, conversation: Conversation
+) -> None:
+    Conversation.objects.filter(pk=conversation.pk).update(
+        pinned_head="r1", pinned_at=timezone.now()
+    )
+    confirm = {
+        "action": "repin_at_next_turn",
+        "_selected_action": [conversation.pk],
+        "confirm": "yes",
+        "reason": "The engine was rebuilt.",
+    }
+    reader = staff_holding(make_user, "view_conversationpin")
+    assert reader.post("/admin/pippa_memory/conversationpin/", confirm).status_code == 200
+    assert not PinRecord.objects.exists()
+
+    operator = staff_holding(make_user, "view_conversationpin", "repin_conversation")
+    response = operator.post("/admin/pippa_memory/conversationpin/", confirm)
+
+    assert response.status_code == REDIRECT
+    assert PinRecord.objects.get().outcome == PinRecord.Outcome.REPIN_REQUESTED
+
+
+def test_a_retry_needs_the_retry_permission_not_only_a_view(
+    make_user: Any, conversation: Conversation, soul: Soul
+) -> None:
+    event = outbox_event(soul, conversation, status="dead")
+    revive = {"action": "revive_dead", "_selected_action": [event.pk]}
+    reader = staff_holding(make_user, "view_outboxevent")
+    assert reader.post("/admin/pippa_memory/outboxevent/", revive).status_code == 200
+    event.refresh_from_db()
+    assert event.status == OutboxEvent.Status.DEAD
+
+    operator = staff_holding(make_user, "view_outboxevent", "retry_outboxevent")
+    response = operator.post("/admin/pippa_memory/outboxevent/", revive)
+
+    assert response.status_code == REDIRECT
+    event.refresh_from_db()
+    assert event.status == OutboxEvent.Status.PENDING
