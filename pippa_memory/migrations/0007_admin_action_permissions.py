@@ -5,7 +5,7 @@ from django.db import migrations
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("pippa_memory", "0005_unattended_memory"),
+        ("pippa_memory", "0006_brain_call_attempts"),
     ]
 
     operations = [
