@@ -175,6 +175,8 @@ class BrainCall(models.Model):
         TIMEOUT = "vessel_timeout", "Vessel timed out"
         UNAVAILABLE = "unavailable", "Door unavailable"
         CONFLICT = "conflict", "Replay conflict"
+        LENGTH_REQUIRED = "length_required", "Length required"
+        FAILED = "failed", "Failed unexpectedly"
 
     request_id = models.CharField(max_length=32, unique=True)
     webhook_id = models.CharField(max_length=255, unique=True, null=True, blank=True)

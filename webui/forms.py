@@ -22,3 +22,15 @@ class MemoryToolForm(forms.Form):
     """The vessel page's one switch."""
 
     memory_tool_enabled = forms.BooleanField(required=False)
+
+
+class WakeSoulForm(forms.Form):
+    """The stream page's wake button: which soul, by id; anything else is a form error."""
+
+    soul = forms.ModelChoiceField(
+        queryset=Soul.objects.all(),
+        error_messages={
+            "required": "Choose a soul to wake.",
+            "invalid_choice": "Choose a soul to wake: that one does not exist.",
+        },
+    )

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from webui.api.serializers import MessageSerializer
 from webui.extensions import memory_tool_notice
-from webui.forms import MemoryToolForm, NewConversationForm
+from webui.forms import MemoryToolForm, NewConversationForm, WakeSoulForm
 from webui.models import Conversation, Soul, UnattendedRun, Vessel
 from webui.selectors import conversations_for
 from webui.unattended import run_wake
@@ -143,7 +143,11 @@ def soul_stream(request: HttpRequest) -> HttpResponse:
 @require_POST
 def soul_stream_wake(request: HttpRequest) -> HttpResponse:
     """Wake a soul now (one real vessel call), for an account that may add unattended runs."""
-    soul = get_object_or_404(Soul, pk=request.POST.get("soul"))
+    form = WakeSoulForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(form.errors["soul"]))
+        return redirect("soul-stream")
+    soul = form.cleaned_data["soul"]
     try:
         run = run_wake(soul=soul)
     except ValueError as exc:

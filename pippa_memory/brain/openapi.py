@@ -127,10 +127,12 @@ ERRORS: dict[int, str] = {
     409: "`in_progress`: the first call with this webhook-id is still running; or "
     "`ineligible_vessel`: the named vessel may not serve the door (switched off, or no brain "
     "priority).",
+    411: "A chunked body; send it with a Content-Length.",
     413: "The body is over the cap; refused before parsing.",
     415: "The body is not application/json.",
     422: "The webhook-id was used before with a different body.",
     429: "Throttled; see Retry-After.",
+    500: "An unplanned failure, logged under the request id; the audit row ends failed.",
     502: "The named vessel, or else every eligible vessel, gave no valid answer; "
     "`details.attempts` lists each attempt.",
     503: "Memory is off, no secret is configured, or no vessel may serve the door.",

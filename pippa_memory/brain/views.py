@@ -1,11 +1,14 @@
 """``POST /api/memory/brain/``: the door the memory engine calls to borrow the household's vessels.
 
 The checks run cheapest and most fundamental first, and every call leaves an audit row: memory
-switched off or no secret (503), a body over the cap (413, before anything is parsed), not JSON
-(415), a bad signature (401 with ``WWW-Authenticate``), throttled (429 with ``Retry-After``), a
-repeated ``webhook-id`` (the stored answer, or 409 while the first call runs), bad input (400 naming
-the fields), an unknown soul or vessel (404) or a vessel that may not serve (409), then the run
-itself (200, or 502/503/504).
+switched off or no secret (503), a chunked body (411: send a Content-Length), a body over the cap
+(413, before anything is read), not JSON (415), a bad signature (401 with ``WWW-Authenticate``),
+throttled (429 with ``Retry-After``), a ``webhook-id`` longer than its column (400), a repeated
+``webhook-id`` (the stored answer, or 409 while the first call runs), bad input (400 naming the
+fields: a body that is not JSON, nested too deep or holding text that cannot be stored is bad
+input), an unknown soul or vessel (404) or a vessel that may not serve (409), then the run itself
+(200, or 502/503/504). Whatever goes wrong once a call's row is written, the row ends (``failed``,
+500, with the reason), so a replay of its id is never 409 for ever.
 
 The limits are counted in the cache every process shares (:mod:`pippa_memory.brain.throttles`). A
 refusal before the signature is proved counts against the caller's address first, and past
@@ -13,11 +16,12 @@ refusal before the signature is proved counts against the caller's address first
 """
 
 import hashlib
-import json
+import logging
 import time
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -32,7 +36,13 @@ from pippa_memory.brain.signatures import SignatureRejected, configured_secrets,
 from pippa_memory.brain.throttles import wait_for_signed_call, wait_for_unsigned_call
 from pippa_memory.conf import memory_settings
 from pippa_memory.models import BrainCall
-from webui.canonical import json_roundtrip
+from webui.canonical import canonical_bytes, json_roundtrip
+from webui.untrusted_json import UnstorableText, UntrustedJSONError, parse_untrusted_json
+
+logger = logging.getLogger(__name__)
+
+# A longer id could only be stored cut short, where it would meet another id's stored answer.
+WEBHOOK_ID_MAX_LENGTH = BrainCall._meta.get_field("webhook_id").max_length
 
 SIGNATURE_HEADERS = [
     OpenApiParameter(name, str, OpenApiParameter.HEADER, required=True, description=words)
@@ -61,6 +71,45 @@ def error_body(code: str, message: str, details: dict[str, Any] | None = None) -
 
 def throttled_body(message: str, wait: int) -> dict[str, Any]:
     return error_body("throttled", message, {"retry_after": wait})
+
+
+def body_cap() -> int:
+    """The door's own cap, or Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE`` if that is smaller: past
+    Django's, reading the body would raise before the door could answer in its own shape."""
+    cap = memory_settings.BRAIN_MAX_BODY_BYTES
+    upload_cap = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return cap if upload_cap is None else min(cap, upload_cap)
+
+
+def webhook_id_problem(webhook_id: str) -> str:
+    """Why ``webhook_id`` cannot key a stored answer as it was signed, or ``""``."""
+    if len(webhook_id) > WEBHOOK_ID_MAX_LENGTH:
+        return (
+            f"The webhook-id may be at most {WEBHOOK_ID_MAX_LENGTH} characters; "
+            f"this one has {len(webhook_id)}."
+        )
+    if "\x00" in webhook_id:
+        return "The webhook-id may not hold a NUL character."
+    return ""
+
+
+def unexpected_failure_body(call: BrainCall, error: Exception) -> dict[str, Any]:
+    return error_body(
+        "internal_error",
+        f"The door failed unexpectedly ({type(error).__name__}); "
+        f"it is logged under request id {call.request_id}.",
+    )
+
+
+def end_row_failed(call: BrainCall, body: dict[str, Any]) -> None:
+    """Write only the fields that end the row, so a value that broke the full save cannot."""
+    call.outcome, call.status_code = BrainCall.Outcome.FAILED, 500
+    BrainCall.objects.filter(pk=call.pk).update(
+        outcome=call.outcome,
+        status_code=call.status_code,
+        latency_ms=call.latency_ms,
+        response_body=body if call.webhook_id else None,
+    )
 
 
 class RequiredBodySchema(AutoSchema):
@@ -101,10 +150,19 @@ class BrainDoorView(APIView):
             call.outcome = outcome
             call.status_code = status
             call.latency_ms = int((time.monotonic() - started) * 1000)
-            if call.webhook_id:
-                # Kept to answer replays; NULs (which input can carry) are dropped for the database.
-                call.response_body = json_roundtrip(body)
-            call.save()
+            try:
+                canonical_bytes(body)  # raises if the answer holds text no response can carry
+                if call.webhook_id:
+                    # Kept to answer replays; NULs (which input can carry) are dropped.
+                    call.response_body = json_roundtrip(body)
+                with transaction.atomic():  # a failed save must not poison the ending below
+                    call.save()
+            except Exception as error:
+                if call.pk is None:
+                    raise
+                logger.exception("Brain call %s could not be stored as it ended", call.request_id)
+                status, body = 500, unexpected_failure_body(call, error)
+                end_row_failed(call, body)
             response = Response(body, status=status)
             response["X-Request-Id"] = call.request_id
             for name, value in headers.items():
@@ -137,7 +195,15 @@ class BrainDoorView(APIView):
                 "The brain door has no secret configured (PIPPA_MEMORY_BRAIN_SECRET).",
                 BrainCall.Outcome.UNAVAILABLE,
             )
-        cap = memory_settings.BRAIN_MAX_BODY_BYTES
+        if request.META.get("HTTP_TRANSFER_ENCODING"):
+            # Django reads only a declared Content-Length: a chunked body would look empty.
+            return fail(
+                411,
+                "length_required",
+                "Send the body with a Content-Length header; chunked bodies are not read here.",
+                BrainCall.Outcome.LENGTH_REQUIRED,
+            )
+        cap = body_cap()
         declared = request.META.get("CONTENT_LENGTH") or "0"
         if not declared.isdigit() or int(declared) > cap:
             return fail(
@@ -176,7 +242,10 @@ class BrainDoorView(APIView):
 
     def run_once(self, request: Request, raw: bytes, call: BrainCall, finish: Any) -> Response:
         """Run the signed call, or answer a repeat of its ``webhook-id`` from the stored result."""
-        webhook_id = request.headers["webhook-id"].replace("\x00", "")[:255]
+        webhook_id = request.headers["webhook-id"]
+        problem = webhook_id_problem(webhook_id)
+        if problem:
+            return finish(400, error_body("invalid_webhook_id", problem), BrainCall.Outcome.INVALID)
         digest = hashlib.sha256(raw).hexdigest()
         earlier = BrainCall.objects.filter(webhook_id=webhook_id).first()
         if earlier is not None:
@@ -192,13 +261,24 @@ class BrainDoorView(APIView):
             earlier = BrainCall.objects.get(webhook_id=webhook_id)
             return self.replay(earlier, digest, call, finish)
         try:
-            body = json.loads(raw)
-        except ValueError as exc:
+            return self.judge(raw, call, finish)
+        except Exception as error:
+            # The row says running until it ends: end it, whatever went wrong.
+            logger.exception("Brain call %s failed unexpectedly", call.request_id)
+            return finish(500, unexpected_failure_body(call, error), BrainCall.Outcome.FAILED)
+
+    def judge(self, raw: bytes, call: BrainCall, finish: Any) -> Response:
+        """Parse, validate and run the call whose row is written; every path ends the row."""
+        try:
+            body = parse_untrusted_json(raw)
+        except UnstorableText as exc:
             return finish(
                 400,
-                error_body("parse_error", f"The body is not valid JSON: {exc.msg}."),
+                error_body("invalid", "The request is invalid.", {exc.field: exc.message}),
                 BrainCall.Outcome.INVALID,
             )
+        except UntrustedJSONError as exc:
+            return finish(400, error_body("parse_error", exc.message), BrainCall.Outcome.INVALID)
         if isinstance(body, dict):
             # Audit what was asked, minus NUL characters no text column can hold.
             call.role = str(body.get("role", "")).replace("\x00", "")[:20]

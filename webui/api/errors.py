@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -32,7 +34,14 @@ def _first_messages(detail: Any, prefix: str = "") -> list[str]:
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """DRF's handler, reshaped: validation errors name each field, everything else its cause."""
+    """DRF's handler, reshaped: validation errors name each field, everything else its cause; a
+    body past Django's upload cap is a 413 here too, not Django's HTML 400."""
+    if isinstance(exc, RequestDataTooBig):
+        return error_response(
+            code="too_large",
+            message=f"The body may be at most {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.",
+            status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
     response = exception_handler(exc, context)
     if response is None:
         return None

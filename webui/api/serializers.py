@@ -58,7 +58,7 @@ class ConversationSerializer(serializers.ModelSerializer):
 class MessageSerializer(serializers.ModelSerializer):
     """A stored message, as the chat page shows it."""
 
-    vessel = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    vessel = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
 
     class Meta:
         model = Message

@@ -1,8 +1,9 @@
 """API views: thin, each one call into the turn service or a query."""
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -16,6 +17,34 @@ from webui.turns import TurnError, TurnResult, retry_turn, run_turn
 TURN_REPLY = inline_serializer(
     "TurnReply", fields={"user": MessageSerializer(), "assistant": MessageSerializer()}
 )
+ERROR = inline_serializer(
+    "Error",
+    fields={
+        "error": inline_serializer(
+            "ErrorBody",
+            fields={
+                "code": serializers.CharField(),
+                "message": serializers.CharField(),
+                "details": serializers.DictField(),
+            },
+        )
+    },
+)
+ERROR_WORDS = {
+    400: "Not JSON, nested too deep, or a field is wrong: details name each field.",
+    403: "Not logged in, or the CSRF token is missing.",
+    404: "No such conversation for this member.",
+    409: "Nothing to retry: the last message is answered.",
+    413: "The body is over DATA_UPLOAD_MAX_MEMORY_SIZE.",
+    415: "The body is not application/json.",
+    502: "The vessel failed; details.user_message holds the message, kept for a retry.",
+    503: "The soul's vault cannot be read.",
+}
+
+
+def errors(*statuses: int) -> dict[int, OpenApiResponse]:
+    """The documented error answers of one operation, all in the API's error shape."""
+    return {status: OpenApiResponse(ERROR, description=ERROR_WORDS[status]) for status in statuses}
 
 
 def turn_response(result: TurnResult) -> Response:
@@ -42,10 +71,12 @@ class ConversationListView(APIView):
 
     serializer_class = ConversationSerializer
 
+    @extend_schema(responses={200: ConversationSerializer(many=True), **errors(403)})
     def get(self, request: Request) -> Response:
         conversations = conversations_for(request.user).select_related("soul", "vessel")
         return Response(ConversationSerializer(conversations, many=True).data)
 
+    @extend_schema(responses={201: ConversationSerializer, **errors(400, 403, 413, 415)})
     def post(self, request: Request) -> Response:
         serializer = ConversationSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -58,12 +89,16 @@ class MessageListView(APIView):
 
     serializer_class = MessageSerializer
 
+    @extend_schema(responses={200: MessageSerializer(many=True), **errors(403, 404)})
     def get(self, request: Request, conversation_id: str) -> Response:
         conversation = get_object_or_404(conversations_for(request.user), pk=conversation_id)
         messages = conversation.messages.select_related("vessel").order_by("sequence")
         return Response(MessageSerializer(messages, many=True).data)
 
-    @extend_schema(request=SendMessageSerializer, responses={201: TURN_REPLY})
+    @extend_schema(
+        request=SendMessageSerializer,
+        responses={201: TURN_REPLY, **errors(400, 403, 404, 413, 415, 502, 503)},
+    )
     def post(self, request: Request, conversation_id: str) -> Response:
         conversation = get_object_or_404(
             conversations_for(request.user).select_related("soul", "vessel", "viewer"),
@@ -83,7 +118,7 @@ class RetryView(APIView):
 
     serializer_class = serializers.Serializer
 
-    @extend_schema(request=None, responses={201: TURN_REPLY})
+    @extend_schema(request=None, responses={201: TURN_REPLY, **errors(403, 404, 409, 502, 503)})
     def post(self, request: Request, conversation_id: str) -> Response:
         return self.retry(request, conversation_id)
 
@@ -97,3 +132,14 @@ class RetryView(APIView):
         except TurnError as error:
             return turn_error_response(error)
         return turn_response(result)
+
+
+@extend_schema(exclude=True)
+class NoSuchConversationView(APIView):
+    """Any other path under ``conversations/`` (an id that is no UUID, say): a 404 in the API's
+    error shape, where Django's resolver would answer with its HTML page."""
+
+    def get(self, request: Request, **kwargs: str) -> Response:
+        raise NotFound("No such conversation, or no such call on one.")
+
+    post = put = patch = delete = get

@@ -1,0 +1,109 @@
+"""schemathesis against the running chat API, from its own OpenAPI document: generated requests,
+valid and invalid, sent by a logged-in member with the CSRF token as the chat page sends it, find
+no server error and pass schemathesis's default checks."""
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+import requests
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schemathesis.generation import GenerationMode
+
+from tests.conftest import PASSWORD
+from webui.models import Conversation
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CHAT_API = "/api/conversations/"
+EXAMPLES_PER_OPERATION = 40
+
+
+@pytest.fixture
+def chat_schema() -> Any:
+    from drf_spectacular.generators import SchemaGenerator
+
+    document = json.loads(json.dumps(SchemaGenerator().get_schema(request=None, public=True)))
+    document["paths"] = {
+        path: item for path, item in document["paths"].items() if path.startswith(CHAT_API)
+    }
+    return schemathesis.openapi.from_dict(document)
+
+
+def logged_in(base_url: str, username: str) -> requests.Session:
+    """A session logged in through the login form, sending the CSRF token as the chat page does."""
+    session = requests.Session()
+    session.get(f"{base_url}/accounts/login/", timeout=10)
+    answer = session.post(
+        f"{base_url}/accounts/login/",
+        data={
+            "username": username,
+            "password": PASSWORD,
+            "csrfmiddlewaretoken": session.cookies["csrftoken"],
+        },
+        timeout=10,
+    )
+    assert answer.url.rstrip("/") == base_url, "the login did not take"
+    session.headers["X-CSRFToken"] = session.cookies["csrftoken"]
+    return session
+
+
+def is_uuid(value: object) -> bool:
+    try:
+        uuid.UUID(str(value))
+    except ValueError:
+        return False
+    return value is not None
+
+
+def test_the_chat_api_survives_generated_requests(
+    live_server: Any, chat_schema: Any, conversation: Conversation, user: Any
+) -> None:
+    session = logged_in(live_server.url, user.username)
+    # The cookies go on each case instead (below), so a case that leaves one out goes without.
+    member_cookies = {name: session.cookies[name] for name in ("sessionid", "csrftoken")}
+    session.cookies.clear()
+
+    @chat_schema.auth()
+    class MemberSession:
+        """The member's session and CSRF cookies, in place of the session cookie schemathesis
+        makes up for the document's ``cookieAuth`` scheme."""
+
+        def get(self, case: Any, ctx: Any) -> dict[str, str]:
+            return member_cookies
+
+        def set(self, case: Any, data: dict[str, str], ctx: Any) -> None:
+            case.cookies = {**(case.cookies or {}), **data}
+
+    seen: dict[int, int] = {}
+    operations = [result.ok() for result in chat_schema.get_all_operations()]
+    assert len(operations) == 5
+
+    for operation in operations:
+        strategy = st.one_of(
+            operation.as_strategy(generation_mode=GenerationMode.POSITIVE),
+            operation.as_strategy(generation_mode=GenerationMode.NEGATIVE),
+        )
+
+        @given(case=strategy)
+        @settings(
+            max_examples=EXAMPLES_PER_OPERATION,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            database=None,
+        )
+        def exercise(case: Any) -> None:
+            if is_uuid((case.path_parameters or {}).get("conversation_id")):
+                # A random id is only ever a 404: send the case to the member's conversation.
+                case.path_parameters["conversation_id"] = str(conversation.id)
+            response = case.call_and_validate(base_url=live_server.url, session=session)
+            seen[response.status_code] = seen.get(response.status_code, 0) + 1
+            assert response.status_code < 500, response.text
+
+        exercise()
+
+    assert seen, "schemathesis generated no requests"
+    assert not any(status >= 500 for status in seen)
