@@ -1,4 +1,4 @@
-"""System checks for the memory plug-in's configuration (``manage.py check``)."""
+"""System checks for the memory plug-in (``manage.py check``): its settings, and dead turn events."""
 
 from typing import Any
 from urllib.parse import urlsplit
@@ -13,7 +13,10 @@ from pippa_memory.conf import memory_settings
 
 @checks.register()
 def check_memory_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    """``pippa_memory.E001``–``E003`` for settings that cannot work, ``W001``/``W002`` for gaps."""
+    """``pippa_memory.E001``–``E004`` for settings that cannot work, ``W001``/``W002`` for gaps.
+
+    With memory switched off nothing is checked: no setting is used then.
+    """
     found: list[checks.CheckMessage] = []
     if not memory_settings.ENABLED:
         return found
@@ -46,7 +49,7 @@ def check_memory_settings(app_configs: Any = None, **kwargs: Any) -> list[checks
     for secret in memory_settings.BRAIN_SECRET.split():
         try:
             Webhook(secret)
-        except Exception:  # noqa: BLE001 - any failure to decode means the secret is unusable
+        except Exception:  # whatever the decoding raises, the secret is unusable
             found.append(
                 checks.Error(
                     "A PIPPA_MEMORY_BRAIN_SECRET entry is not a whsec_ secret (base64 after the "

@@ -11,6 +11,7 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -67,10 +68,16 @@ class SoulMemory:
 
 
 class EngineState:
-    """Thread-safe in-memory state for one reference engine."""
+    """In-memory state for one reference engine, safe to share between the server's threads.
+
+    Every read and change of the state holds one re-entrant lock, so a request sees no other
+    request's change half made (an event and the memories it leaves, an answer being written).
+    ``clock`` says when asks are ready; a test may replace it to make time pass.
+    """
 
     def __init__(self, *, answer_delay: float = 1.0) -> None:
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
+        self.clock: Callable[[], float] = time.monotonic
         self.answer_delay = answer_delay
         self.souls: dict[str, SoulMemory] = {}
         self.events: dict[str, dict[str, Any]] = {}
@@ -136,13 +143,13 @@ class EngineState:
             if event["id"] in self.events:
                 return False
             self.events[event["id"]] = event
-        for use in event["message"].get("tool_uses", []):
-            tool_input = use.get("input") or {}
-            if use.get("name") == "memory" and tool_input.get("verb") == "remember":
-                text = str(tool_input.get("text", "")).strip()
-                if text:
-                    self.remember(event["soul"], text)
-        return True
+            for use in event["message"].get("tool_uses", []):
+                tool_input = use.get("input") or {}
+                if use.get("name") == "memory" and tool_input.get("verb") == "remember":
+                    text = str(tool_input.get("text", "")).strip()
+                    if text:
+                        self.remember(event["soul"], text)
+            return True
 
     # -- asks ---------------------------------------------------------------------------------
     def ask(self, soul: str, conversation: str, question: str) -> str:
@@ -153,33 +160,34 @@ class EngineState:
                 soul=soul,
                 conversation=conversation,
                 question=question,
-                ready_at=time.monotonic() + self.answer_delay,
+                ready_at=self.clock() + self.answer_delay,
             )
         return ask_id
 
     def answers(self, conversation: str) -> list[dict[str, Any]]:
+        """The conversation's unacknowledged answers that are ready; each is written once."""
         ready = []
         with self.lock:
             asks = [a for a in self.asks.values() if a.conversation == conversation and not a.acked]
-        for ask in asks:
-            if time.monotonic() < ask.ready_at:
-                continue
-            if not ask.answer_id:
-                found = self.recall(ask.soul, ask.question, 3)
-                texts = "; ".join(item["text"] for item in found["items"]) or "nothing yet"
-                label = "I found" if found["match"] == "exact" else "Nothing matched; recently"
-                ask.answer = f"{label}: {texts}"
-                ask.answer_id = f"ans_{uuid.uuid4().hex[:16]}"
-                ask.answered_at = now_iso()
-            ready.append(
-                {
-                    "id": ask.answer_id,
-                    "ask_id": ask.ask_id,
-                    "question": ask.question,
-                    "answer": ask.answer,
-                    "answered_at": ask.answered_at,
-                }
-            )
+            for ask in asks:
+                if self.clock() < ask.ready_at:
+                    continue
+                if not ask.answer_id:
+                    found = self.recall(ask.soul, ask.question, 3)
+                    texts = "; ".join(item["text"] for item in found["items"]) or "nothing yet"
+                    label = "I found" if found["match"] == "exact" else "Nothing matched; recently"
+                    ask.answer = f"{label}: {texts}"
+                    ask.answer_id = f"ans_{uuid.uuid4().hex[:16]}"
+                    ask.answered_at = now_iso()
+                ready.append(
+                    {
+                        "id": ask.answer_id,
+                        "ask_id": ask.ask_id,
+                        "question": ask.question,
+                        "answer": ask.answer,
+                        "answered_at": ask.answered_at,
+                    }
+                )
         return ready
 
     def ack(self, conversation: str, ids: list[str]) -> None:

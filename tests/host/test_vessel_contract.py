@@ -140,15 +140,14 @@ class TestAdapterContract:
         assert use["id"]
         assert "Zoë likes tea" in result.assistant_message.content
         assert len(provider.requests) == 2
-        if provider.kit.adapter != "offline":
-            final = provider.requests[1]
-            _, results = provider.kit.last_turn(final)
-            assert [(r["echo"], r["verb"]) for r in results] == [("Zoë likes tea", "remember")]
-            # Each result answers the call just before it, by the id the provider checks.
-            calls, answered = provider.kit.call_links(final)
-            assert answered == calls
-            if provider.kit.has_ids:
-                assert calls == [use["id"]]
+        final = provider.requests[1]
+        _, results = provider.kit.last_turn(final)
+        assert [(r["echo"], r["verb"]) for r in results] == [("Zoë likes tea", "remember")]
+        # Each result answers the call just before it, by the id the provider checks.
+        calls, answered = provider.kit.call_links(final)
+        assert answered == calls
+        if provider.kit.has_ids:
+            assert calls == [use["id"]]
 
     # The offline vessel makes one call per message by design, so this runs on the six providers.
     @pytest.mark.parametrize("kit", HTTP_KITS, indirect=True, ids=lambda k: k.adapter)

@@ -590,6 +590,17 @@ class OfflineKit(Kit):
     adapter = "offline"
     key_env = None
 
+    def call_links(self, request: dict[str, Any]) -> tuple[list[str], list[str]]:
+        calls = [p["id"] for p in request["messages"][-2]["content"] if p["type"] == "tool_call"]
+        results = [p["tool_call_id"] for p in request["messages"][-1]["content"]]
+        return calls, results
+
+    def last_turn(self, request: dict[str, Any]) -> tuple[str | None, list[Any]]:
+        last = request["messages"][-1]
+        if last["role"] == "tool":
+            return None, [json.loads(p["output"]) for p in last["content"]]
+        return last["content"][0]["text"], []
+
     def tool_names(self, request: dict[str, Any]) -> list[str]:
         return [t["name"] for t in request.get("tools", [])]
 

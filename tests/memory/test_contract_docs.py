@@ -1,12 +1,16 @@
 """The contract documents say what the code does: every call the client knows is in the OpenAPI
-document, and the document's answer schemas require what the client's schemas require."""
+document, the document's answer schemas require what the client's schemas require, and the turn
+event sends no field the documents leave out."""
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from pippa_memory import contract
+from pippa_memory.outbox import turn_event_payload
+from webui.models import Message
 
 ROOT = Path(__file__).resolve().parents[2]
 OPENAPI = yaml.safe_load((ROOT / "docs" / "engine-openapi.yaml").read_text(encoding="utf-8"))
@@ -49,3 +53,50 @@ def test_every_call_is_documented_with_the_schema_the_client_enforces(
 def test_the_document_is_openapi_3_with_bearer_auth() -> None:
     assert OPENAPI["openapi"].startswith("3.")
     assert OPENAPI["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+
+
+def contract_keys(value: Any, schema: dict, where: str = "event") -> dict[str, bool]:
+    """``{"where.key": documented}`` for every key of ``value`` the contract is about.
+
+    An object documented with no properties (a tool's free-form input and output) may hold any
+    keys, so nothing inside it is listed.
+    """
+    schema = resolve(schema)
+    found: dict[str, bool] = {}
+    if isinstance(value, dict) and "properties" in schema:
+        properties = schema["properties"]
+        for key, item in value.items():
+            found[f"{where}.{key}"] = key in properties
+            if key in properties:
+                found.update(contract_keys(item, properties[key], f"{where}.{key}"))
+    elif isinstance(value, list) and "items" in schema:
+        for item in value:
+            found.update(contract_keys(item, schema["items"], f"{where}[]"))
+    return found
+
+
+@pytest.mark.django_db
+def test_the_turn_event_sends_only_fields_the_contract_documents(conversation: Any) -> None:
+    message = Message.objects.create(
+        conversation=conversation,
+        role="assistant",
+        content="Noted.",
+        vessel=conversation.vessel,
+        tool_uses=[
+            {
+                "id": "call-1",
+                "name": "memory",
+                "input": {"verb": "remember", "text": "The bins go out on Tuesday."},
+                "output": {"ok": True},
+            }
+        ],
+    )
+
+    payload = turn_event_payload(event_id="e1", message=message)
+
+    assert payload["message"]["tool_uses"][0]["verb"] == "remember"
+    body = OPENAPI["paths"]["/v1/events"]["post"]["requestBody"]["content"]["application/json"]
+    keys = contract_keys(payload, body["schema"])
+    assert [where for where, documented in keys.items() if not documented] == []
+    names = {where.rsplit(".", 1)[-1] for where in keys}
+    assert sorted(name for name in names if f'"{name}"' not in PROSE) == []

@@ -1,6 +1,8 @@
 """The turn event: every assistant row reaches the engine through a transactional outbox, once in
 effect, whatever the engine, the worker or the transaction does."""
 
+import queue
+import random
 from datetime import timedelta
 from io import StringIO
 from typing import Any
@@ -221,10 +223,14 @@ def test_retry_after_is_honoured(memory_on: ReferenceEngine, conversation: Conve
     assert event.last_status == 429
 
 
-def test_backoff_grows_with_full_jitter_and_is_capped(configure: Any) -> None:
+def test_backoff_grows_with_full_jitter_and_is_capped(
+    configure: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from pippa_memory.outbox import retry_delay
 
     configure(OUTBOX_BASE_DELAY=5.0, OUTBOX_MAX_DELAY=60.0)
+    # Seeded, so the statistical assertions below give the same verdict on every run.
+    monkeypatch.setattr("pippa_memory.outbox.random", random.Random(13))
 
     samples = {n: [retry_delay(attempts=n, retry_after=None) for _ in range(200)] for n in range(8)}
 
@@ -347,9 +353,13 @@ def test_status_prints_the_backlog_and_dead_counts(conversation: Conversation) -
 
 @pytest.mark.django_db(transaction=True)
 def test_redrive_revives_dead_events_and_shows_progress_while_they_drain(
-    memory_on: ReferenceEngine, conversation: Conversation
+    memory_on: ReferenceEngine, conversation: Conversation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import threading
+
+    from django.db import connection
+
+    from pippa_memory import outbox
 
     events = [OutboxEvent.objects.get(message_id=assistant_row(conversation).id) for _ in range(4)]
     OutboxEvent.objects.filter(pk__in=[e.pk for e in events[:2]]).update(status="dead")
@@ -357,23 +367,25 @@ def test_redrive_revives_dead_events_and_shows_progress_while_they_drain(
         next_attempt_at=timezone.now() + timedelta(hours=1)
     )
     out = StringIO()
+    # The wake-ups redrive sends are handed to a stand-in for the task worker as they happen.
+    woken: queue.Queue[str] = queue.Queue()
+    enqueue = outbox.enqueue_delivery
+
+    def enqueue_and_wake(event_id: str, **options: Any) -> None:
+        enqueue(event_id, **options)
+        woken.put(event_id)
+
+    monkeypatch.setattr(outbox, "enqueue_delivery", enqueue_and_wake)
+    delivered: list[str] = []
+    missed: list[str] = []
 
     def worker() -> None:
-        # Stands in for the task worker: delivers what redrive made due.
-        import time
-
-        from django.db import connection
-
         try:
-            for _ in range(100):
-                time.sleep(0.1)
-                if (
-                    OutboxEvent.objects.filter(status="pending", revived_at__isnull=False).count()
-                    == 4
-                ):
-                    break
-            for event in events:
-                deliver_turn_event(str(event.id))
+            for _ in events:
+                event_id = woken.get(timeout=30)
+                delivered.append(deliver_turn_event(event_id))
+        except queue.Empty:
+            missed.append(f"redrive woke the worker for {len(delivered)} of 4 events in 30 s")
         finally:
             connection.close()
 
@@ -382,6 +394,8 @@ def test_redrive_revives_dead_events_and_shows_progress_while_they_drain(
     call_command("memory_outbox", "redrive", "--timeout", "30", stdout=out)
     thread.join(timeout=30)
 
+    assert missed == []
+    assert delivered == ["delivered"] * 4
     text = out.getvalue()
     assert "Re-enqueued 4 event(s)." in text
     assert "delivering" in text

@@ -4,6 +4,7 @@ modes and control routes behave as the tests that lean on them expect."""
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -51,6 +52,15 @@ def turn_event(text: str, *, event_id: str | None = None, verb: str = "remember"
 
 def send_event(engine: ReferenceEngine, event: dict[str, Any]) -> requests.Response:
     return call(engine, "POST", "/v1/events", json=event, headers={"Idempotency-Key": event["id"]})
+
+
+def wait_for_requests(engine: ReferenceEngine, path: str, *, count: int) -> None:
+    """Until the engine's request log holds ``count`` requests to ``path``; fails after 10 s."""
+    deadline = time.monotonic() + 10
+    while sum(1 for r in engine.received if r["path"] == path) < count:
+        if time.monotonic() > deadline:
+            pytest.fail(f"the engine did not receive {count} requests to {path} within 10 s")
+        time.sleep(0.01)
 
 
 def test_head_and_blocks_match_the_contract_and_revisions_are_immutable(
@@ -104,7 +114,9 @@ def test_recall_matches_or_falls_back_and_says_from_what_to_what(engine: Referen
 
 
 def test_asks_are_answered_later_and_acknowledged_once(engine: ReferenceEngine) -> None:
-    engine.state.answer_delay = 0.3
+    now = [1000.0]
+    engine.state.clock = lambda: now[0]
+    engine.state.answer_delay = 30.0
     send_event(engine, turn_event("Sunday dinner is at six."))
     asked = call(
         engine,
@@ -115,8 +127,9 @@ def test_asks_are_answered_later_and_acknowledged_once(engine: ReferenceEngine) 
     assert asked.status_code == 202
     jsonschema.validate(asked.json(), contract.ASK)
 
+    now[0] += 29.9
     assert call(engine, "GET", "/v1/conversations/c1/answers").json() == {"answers": []}
-    time.sleep(0.35)
+    now[0] += 0.1
     ready = call(engine, "GET", "/v1/conversations/c1/answers").json()
     jsonschema.validate(ready, contract.ANSWERS)
     (answer,) = ready["answers"]
@@ -126,6 +139,43 @@ def test_asks_are_answered_later_and_acknowledged_once(engine: ReferenceEngine) 
     ack = call(engine, "POST", "/v1/conversations/c1/answers/ack", json={"ids": [answer["id"]]})
     assert ack.status_code == 204
     assert call(engine, "GET", "/v1/conversations/c1/answers").json() == {"answers": []}
+
+
+def test_requests_at_the_same_time_are_given_the_same_answer_to_an_ask(
+    engine: ReferenceEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    send_event(engine, turn_event("Sunday dinner is at six."))
+    call(engine, "POST", "/v1/asks", json={"soul": "pippa", "conversation": "c1", "question": "x"})
+    # The first request to answer the ask is held inside the engine while a second one arrives.
+    held, release = threading.Event(), threading.Event()
+    recall = engine.state.recall
+
+    def held_recall(*args: Any) -> dict[str, Any]:
+        if not held.is_set():
+            held.set()
+            release.wait(timeout=10)
+        return recall(*args)
+
+    monkeypatch.setattr(engine.state, "recall", held_recall)
+    answers: dict[str, list[str]] = {}
+
+    def fetch(name: str) -> None:
+        found = call(engine, "GET", "/v1/conversations/c1/answers").json()["answers"]
+        answers[name] = [answer["id"] for answer in found]
+
+    first = threading.Thread(target=fetch, args=("first",))
+    first.start()
+    assert held.wait(timeout=10)
+    second = threading.Thread(target=fetch, args=("second",))
+    second.start()
+    wait_for_requests(engine, "/v1/conversations/c1/answers", count=2)
+    second.join(timeout=0.5)  # safe state keeps it waiting for the first; unsafe state lets it by
+    release.set()
+    first.join(timeout=10)
+    second.join(timeout=10)
+
+    assert len(answers["first"]) == 1
+    assert answers["second"] == answers["first"]
 
 
 def test_bundles_are_deterministic_and_briefs_come_from_recent_memories(
