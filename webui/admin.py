@@ -1,6 +1,8 @@
 """Admin for the host's models. Staff only, as the Django admin always is, and within it Django's
 model permissions decide what each account may see, change and run."""
 
+from axes.admin import AccessAttemptAdmin
+from axes.models import AccessAttempt
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -115,3 +117,15 @@ class UnattendedRunAdmin(admin.ModelAdmin):
     @admin.display(description="memory")
     def memory_summary(self, run: UnattendedRun) -> str:
         return describe_memory(run.memory)
+
+
+# django-axes' own admin offers "cleanup expired attempts", which fails outside a login request
+# (it reads the login's attempt time from the request). Expired attempts are already removed at
+# every login, so the action is left out rather than offered broken.
+if admin.site.is_registered(AccessAttempt):
+    admin.site.unregister(AccessAttempt)
+
+
+@admin.register(AccessAttempt)
+class LoginAttemptAdmin(AccessAttemptAdmin):
+    actions: list[str] = []

@@ -11,6 +11,7 @@ from itertools import count
 from typing import Any
 
 import pytest
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.contrib.contenttypes.models import ContentType
@@ -62,6 +63,9 @@ class HostWorld:
     run: UnattendedRun
     group: Group
     task_result: DBTaskResult
+    login_attempt: AccessAttempt
+    login_log: AccessLog
+    login_failure: AccessFailureLog
 
     def conversation(self, role: str) -> Conversation:
         """The role's own conversation (anonymous is handed the member's)."""
@@ -109,6 +113,11 @@ HOST_ROUTES: dict[str, Route] = {
     # Nothing to retry in a fresh conversation: past the login, the API says so (409).
     "api-retry": Route(
         Access(FORBIDDEN, 409, 409, 409, 409), own("/api/conversations/{id}/retry/"), "post"
+    ),
+    # Any other path under conversations/: the API's own 404, past the login.
+    "api/conversations/<path:rest>": Route(
+        Access(FORBIDDEN, NOT_FOUND, NOT_FOUND, NOT_FOUND, NOT_FOUND),
+        at("/api/conversations/not-a-uuid/messages/"),
     ),
     "api-schema": Route(API, at("/api/schema/")),
     "api-docs": Route(API, at("/api/docs/")),
@@ -161,6 +170,10 @@ HOST_ROUTES: dict[str, Route] = {
     **admin_model_routes("webui.message", FULL_ADMIN, lambda world: world.message),
     **admin_model_routes("webui.scheduledjob", FULL_ADMIN, lambda world: world.job),
     **admin_model_routes("webui.unattendedrun", NO_ADD_ADMIN, lambda world: world.run),
+    # django-axes' records of failed logins: read and delete by model permission, never added.
+    **admin_model_routes("axes.accessattempt", NO_ADD_ADMIN, lambda world: world.login_attempt),
+    **admin_model_routes("axes.accesslog", NO_ADD_ADMIN, lambda world: world.login_log),
+    **admin_model_routes("axes.accessfailurelog", NO_ADD_ADMIN, lambda world: world.login_failure),
 }
 
 DELETE = ActionAccess(REFUSED_ACTION, {"post": "yes"})
@@ -175,6 +188,17 @@ HOST_ACTIONS: dict[tuple[str, str], ActionAccess] = {
     ("webui.message", "delete_selected"): DELETE,
     ("webui.scheduledjob", "delete_selected"): DELETE,
     ("webui.unattendedrun", "delete_selected"): DELETE,
+    ("axes.accessattempt", "delete_selected"): DELETE,
+    ("axes.accesslog", "delete_selected"): DELETE,
+    ("axes.accessfailurelog", "delete_selected"): DELETE,
+}
+
+LOGIN_RECORD = {
+    "username": "member",
+    "ip_address": "127.0.0.1",
+    "user_agent": "test",
+    "http_accept": "*/*",
+    "path_info": "/accounts/login/",
 }
 
 
@@ -205,6 +229,11 @@ def world(make_user: Any, make_conversation: Any, soul: Soul, offline_vessel: Ve
             exception_class_path="",
             traceback="",
         ),
+        login_attempt=AccessAttempt.objects.create(
+            **LOGIN_RECORD, get_data="", post_data="", failures_since_start=1
+        ),
+        login_log=AccessLog.objects.create(**LOGIN_RECORD),
+        login_failure=AccessFailureLog.objects.create(**LOGIN_RECORD),
     )
 
 
@@ -250,6 +279,18 @@ def test_every_host_admin_action_runs_only_for_those_with_its_permission(
             ),
             "webui.unattendedrun": lambda: UnattendedRun.objects.create(
                 kind="wake", soul=world.soul
+            ),
+            "axes.accessattempt": lambda: AccessAttempt.objects.create(
+                **{**LOGIN_RECORD, "username": f"target-{n}"},
+                get_data="",
+                post_data="",
+                failures_since_start=1,
+            ),
+            "axes.accesslog": lambda: AccessLog.objects.create(
+                **{**LOGIN_RECORD, "username": f"target-{n}"}
+            ),
+            "axes.accessfailurelog": lambda: AccessFailureLog.objects.create(
+                **{**LOGIN_RECORD, "username": f"target-{n}"}
             ),
         }[label]()
 
