@@ -41,6 +41,8 @@ class TurnExtension:
 
         It must give the same bytes on every turn of a conversation: it sits at the front of the
         prompt, where a change would invalidate the vessel's prompt cache for the whole conversation.
+        A deliberate exception costs one cache miss and must be documented (the memory plug-in's
+        pin after an engine failure, ``engine_recovered``).
         """
         return None
 
