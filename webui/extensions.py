@@ -10,8 +10,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from webui.models import Conversation, Message, UnattendedRun
     from webui.prompt import ToolCall, ToolDefinition
+    from webui.retention import PruneTarget
 
 
 @dataclass
@@ -71,6 +74,13 @@ class TurnExtension:
     def memory_status(self) -> str | None:
         """A notice for the household's pages when memory is not working as usual, or ``None``."""
         return None
+
+    def prune_targets(self, *, now: "datetime") -> list["PruneTarget"]:
+        """This extension's rows past their retention windows at ``now``, for ``manage.py prune``
+        (build them with ``webui.retention.windowed_target``). Rows that belong to a conversation
+        should cascade with it instead. Raise ``webui.retention.RetentionError`` for a window that
+        cannot be used: the prune then stops before deleting anything."""
+        return []
 
 
 _registered: list[TurnExtension] = []
