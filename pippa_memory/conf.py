@@ -50,6 +50,11 @@ DEFAULTS: dict[str, Any] = {
     "OUTBOX_LEASE_MARGIN": 30.0,
     # Seconds between sweeps for due events whose wake-up was lost (a crash after commit).
     "OUTBOX_SWEEP_INTERVAL": 30.0,
+    # Retention (`manage.py prune`, daily from the scheduler): days before brain-door audit rows,
+    # delivered turn events and dead ones (from when written or revived) are deleted; 0 keeps them.
+    "PRUNE_BRAIN_CALLS_DAYS": 30.0,
+    "PRUNE_DELIVERED_EVENTS_DAYS": 7.0,
+    "PRUNE_DEAD_EVENTS_DAYS": 30.0,
 }
 
 

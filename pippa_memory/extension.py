@@ -1,15 +1,18 @@
 """The plug-in's side of the host's extension points."""
 
+from datetime import datetime
 from typing import Any
 
 from pippa_memory import answers, tool_verbs, unattended
 from pippa_memory.budget import remaining
 from pippa_memory.conf import memory_settings
 from pippa_memory.pinning import pinned_block
+from pippa_memory.retention import memory_prune_targets
 from pippa_memory.tool import MEMORY_TOOL, TOOL_NAME, input_problem
 from webui.extensions import TurnContext, TurnExtension
 from webui.models import Conversation, Message, UnattendedRun
 from webui.prompt import ToolCall, ToolDefinition
+from webui.retention import PruneTarget
 
 ANSWERS_KEY = "pippa_memory.answers"
 
@@ -77,3 +80,6 @@ class MemoryExtension(TurnExtension):
         if not memory_settings.ENABLED:
             return "Memory is switched off for this household (PIPPA_MEMORY_ENABLED=false)."
         return None
+
+    def prune_targets(self, *, now: datetime) -> list[PruneTarget]:
+        return memory_prune_targets(now=now)

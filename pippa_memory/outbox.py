@@ -7,7 +7,9 @@ commit and enqueue (or mid-delivery) left behind. Delivery claims a row with a s
 conditional update, so no transaction is held open over the network), posts it with its id as the
 ``Idempotency-Key``, and records the outcome: 2xx or 409 delivered; 429, 5xx, 3xx and no answer
 retried with capped full-jitter backoff honouring ``Retry-After``; other 4xx dead at once; an event
-still failing after ``OUTBOX_MAX_AGE`` is dead and reported.
+still failing after ``OUTBOX_MAX_AGE`` is dead and reported. A worker killed mid-task leaves its
+django-tasks database row ``RUNNING``; the sweep marks such a row failed once its lease is over
+(:func:`fail_abandoned_task_rows`), and the event, due again, is enqueued afresh.
 """
 
 import logging
@@ -15,6 +17,7 @@ import random
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.apps import apps
 from django.db import transaction
 from django.utils import timezone
 
@@ -24,6 +27,10 @@ from pippa_memory.models import OutboxEvent
 from webui.models import Message
 
 logger = logging.getLogger(__name__)
+
+
+class WorkerLost(Exception):
+    """Recorded on a task row whose worker stopped before finishing it (killed or crashed)."""
 
 
 def turn_event_payload(*, event_id: str, message: Message) -> dict[str, Any]:
@@ -97,13 +104,18 @@ def retry_delay(*, attempts: int, retry_after: float | None) -> float:
     return max(delay, retry_after or 0.0)
 
 
+def delivery_lease() -> timedelta:
+    """How long one claimed attempt (or one task running it) may take before it counts as lost."""
+    return timedelta(
+        seconds=memory_settings.OUTBOX_DELIVERY_TIMEOUT + memory_settings.OUTBOX_LEASE_MARGIN
+    )
+
+
 def claim(event_id: str, *, now: datetime) -> bool:
     """Take the next attempt of a due event; False when it is not due or someone else has it."""
     # A claimed attempt is not due again until its delivery timeout and a margin have passed, so a
     # worker killed mid-delivery delays the event by about that much, and never loses it.
-    lease = timedelta(
-        seconds=memory_settings.OUTBOX_DELIVERY_TIMEOUT + memory_settings.OUTBOX_LEASE_MARGIN
-    )
+    lease = delivery_lease()
     return bool(
         OutboxEvent.objects.due(now).filter(pk=event_id).update(next_attempt_at=now + lease)
     )
@@ -171,10 +183,44 @@ def deliver_turn_event(event_id: str) -> str:
     return outcome
 
 
+def fail_abandoned_task_rows(*, now: datetime) -> int:
+    """Mark this plug-in's django-tasks database rows still ``RUNNING`` past the delivery lease as
+    failed (:class:`WorkerLost`); returns how many. Nothing else of theirs is touched: the event
+    a lost delivery was carrying is due again by its own lease, and the sweep enqueues it."""
+    if not apps.is_installed("django_tasks_db"):
+        return 0
+    from django_tasks import TaskResultStatus
+    from django_tasks_db.models import DBTaskResult
+
+    from pippa_memory.tasks import deliver_turn_event_task, sweep_outbox_task
+
+    paths = [deliver_turn_event_task.module_path, sweep_outbox_task.module_path]
+    # A worker still alive past the lease (it cannot be: delivery has a total deadline) would
+    # simply overwrite this with its own outcome when it finishes.
+    failed = DBTaskResult.objects.filter(
+        status=TaskResultStatus.RUNNING, task_path__in=paths, started_at__lt=now - delivery_lease()
+    ).update(
+        status=TaskResultStatus.FAILED,
+        finished_at=now,
+        exception_class_path=f"{WorkerLost.__module__}.{WorkerLost.__qualname__}",
+        traceback=(
+            f"WorkerLost: the worker running this task stopped (killed or crashed) before it "
+            f"finished; the outbox sweep marked it failed at {now.isoformat()}. Its turn event, "
+            "if any, is due again and delivered by a new task."
+        ),
+    )
+    if failed:
+        logger.warning("Marked %d task row(s) left running by a lost worker as failed.", failed)
+    return failed
+
+
 def sweep_outbox(*, now: datetime | None = None, limit: int = 1000) -> int:
-    """Enqueue delivery of every due event (a lost wake-up, an expired lease); returns how many."""
+    """Fail task rows a lost worker left running, then enqueue delivery of every due event (a lost
+    wake-up, an expired lease); returns how many events were enqueued."""
+    now = now or timezone.now()
+    fail_abandoned_task_rows(now=now)
     ids = list(
-        OutboxEvent.objects.due(now or timezone.now())
+        OutboxEvent.objects.due(now)
         .order_by("next_attempt_at")
         .values_list("id", flat=True)[:limit]
     )

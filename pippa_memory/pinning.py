@@ -5,7 +5,14 @@ is stored locally (immutable per soul and revision, with its sha256) and the rev
 the conversation row by a conditional update, so two concurrent first turns end with one pin. Every
 later turn reads the block from the local table with no engine call, so its bytes never move.
 When memory is off, the conversation is temporary, the engine is unconfigured or down, or its block
-is too large, the conversation is *pinned absent*: no block for life, and the reason is recorded.
+is too large, the conversation is *pinned absent*, and the reason is recorded.
+
+Absent *by choice* (:data:`ABSENT_BY_CHOICE`: memory off, temporary, no engine configured, block too
+large) is for life. Absent because the engine failed is not: each later turn asks the engine once
+more, within the turn's budget (an open breaker answers at once, with no connection), and the first
+time it answers the conversation is pinned, recorded with the reason ``engine_recovered``. That
+moves the front of the prompt once, one deliberate prompt-cache miss; afterwards the pin holds for
+life like any other.
 """
 
 import logging
@@ -13,6 +20,7 @@ from dataclasses import dataclass
 from html import escape
 
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from pippa_memory import contract
@@ -23,6 +31,13 @@ from webui.canonical import without_nul
 from webui.models import Conversation
 
 logger = logging.getLogger(__name__)
+
+#: Why a conversation may be pinned absent for life: a decision, not a failure.
+ABSENT_BY_CHOICE = frozenset(
+    {"memory_disabled", "temporary", "engine_unconfigured", "block_too_large"}
+)
+#: The pin history's reason for a conversation pinned at a later turn, once the engine answered.
+ENGINE_RECOVERED = "engine_recovered"
 
 
 @dataclass(frozen=True)
@@ -84,15 +99,26 @@ def store_block(*, conversation: Conversation, revision: str, text: str) -> Memo
 def pin_conversation(conversation: Conversation, *, budget: float | None = None) -> None:
     """Pin ``conversation`` if nobody has yet; afterwards its ``pinned_*`` fields are current."""
     decision = decide_pin(conversation, budget=budget)
+    unpinned = Conversation.objects.filter(pk=conversation.pk, pinned_at__isnull=True)
+    settle_pin(conversation, decision=decision, unpinned=unpinned, reason=decision.reason)
+
+
+def settle_pin(
+    conversation: Conversation,
+    *,
+    decision: PinDecision,
+    unpinned: QuerySet[Conversation],
+    reason: str,
+) -> None:
+    """Write ``decision`` if ``unpinned`` (the conversation, still in the state the caller saw)
+    matches, with its pin record: a conditional update, so of two racing turns one pins."""
     block = None
     if decision.revision is not None:
         block = store_block(
             conversation=conversation, revision=decision.revision, text=decision.text or ""
         )
     with transaction.atomic():
-        won = Conversation.objects.filter(pk=conversation.pk, pinned_at__isnull=True).update(
-            pinned_head=decision.revision, pinned_at=timezone.now()
-        )
+        won = unpinned.update(pinned_head=decision.revision, pinned_at=timezone.now())
         if won:
             PinRecord.objects.create(
                 conversation=conversation,
@@ -100,10 +126,51 @@ def pin_conversation(conversation: Conversation, *, budget: float | None = None)
                 outcome=PinRecord.Outcome.PINNED if block else PinRecord.Outcome.ABSENT,
                 revision=decision.revision or "",
                 sha256=block.sha256 if block else "",
-                reason=decision.reason,
+                reason=reason,
                 engine_latency_ms=decision.latency_ms,
             )
     conversation.refresh_from_db(fields=["pinned_head", "pinned_at"])
+
+
+def absent_because_engine_failed(conversation: Conversation) -> bool:
+    """Whether ``conversation`` is pinned absent because the engine failed, so that this turn may
+    ask the engine again. False at once (no query) when asking could not help: memory off, a
+    temporary chat, no engine configured."""
+    if conversation.pinned_at is None or conversation.pinned_head is not None:
+        return False
+    if not memory_settings.ENABLED or conversation.temporary or not memory_settings.URL:
+        return False
+    reason = (
+        PinRecord.objects.filter(conversation=conversation)
+        .exclude(outcome=PinRecord.Outcome.REPIN_REQUESTED)
+        .order_by("-created_at", "-id")
+        .values_list("reason", flat=True)
+        .first()
+    )
+    return reason is not None and reason not in ABSENT_BY_CHOICE
+
+
+def repin_after_engine_failure(conversation: Conversation, *, budget: float | None = None) -> None:
+    """Ask the engine once more for a conversation pinned absent because it failed.
+
+    An answer with a usable block pins the conversation (reason ``engine_recovered``): the front of
+    the prompt moves once, one prompt-cache miss. An answer whose block is refused by choice (too
+    large) pins it absent for life. Another failure changes nothing and writes nothing, so a long
+    outage does not grow the pin history by a row a turn; the next turn asks again.
+    """
+    decision = decide_pin(conversation, budget=budget)
+    if decision.revision is None and decision.reason not in ABSENT_BY_CHOICE:
+        logger.info(
+            "Conversation %s stays absent; the engine still fails (%s).",
+            conversation.pk,
+            decision.reason,
+        )
+        return
+    still_absent = Conversation.objects.filter(
+        pk=conversation.pk, pinned_head__isnull=True, pinned_at=conversation.pinned_at
+    )
+    reason = ENGINE_RECOVERED if decision.revision is not None else decision.reason
+    settle_pin(conversation, decision=decision, unpinned=still_absent, reason=reason)
 
 
 def fetch_block(conversation: Conversation, *, budget: float | None = None) -> MemoryBlock | None:
@@ -141,9 +208,12 @@ RENDERED_MAX = 512
 
 
 def pinned_block(conversation: Conversation, *, budget: float | None = None) -> str | None:
-    """The memory block for this turn of ``conversation``: pinned at the first turn, then reused."""
+    """The memory block for this turn of ``conversation``: pinned at the first turn, then reused
+    (or, for a conversation absent because the engine failed, pinned at the first turn it answers)."""
     if conversation.pinned_at is None:
         pin_conversation(conversation, budget=budget)
+    elif absent_because_engine_failed(conversation):
+        repin_after_engine_failure(conversation, budget=budget)
     if conversation.pinned_head is None:
         return None
     key = (conversation.soul_id, conversation.pinned_head)

@@ -7,7 +7,15 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from webui.models import Conversation, Message, ScheduledJob, Soul, UnattendedRun, Vessel
+from webui.models import (
+    Conversation,
+    DailyChore,
+    Message,
+    ScheduledJob,
+    Soul,
+    UnattendedRun,
+    Vessel,
+)
 from webui.unattended_display import describe_memory
 from webui.vault import vault_problem
 from webui.vessels.connection import check_connection, key_status
@@ -129,3 +137,17 @@ if admin.site.is_registered(AccessAttempt):
 @admin.register(AccessAttempt)
 class LoginAttemptAdmin(AccessAttemptAdmin):
     actions: list[str] = []
+
+
+@admin.register(DailyChore)
+class DailyChoreAdmin(admin.ModelAdmin):
+    """When the scheduler's daily upkeep (``prune``) last ran and what it did; read only."""
+
+    list_display = ["name", "last_day", "last_started_at", "last_finished_at", "last_result"]
+    readonly_fields = [f.name for f in DailyChore._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False

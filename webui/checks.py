@@ -53,3 +53,23 @@ def check_vessels(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
         for vessel in vessels
         if (problem := vessel_problem(vessel))
     ]
+
+
+@checks.register()
+def check_retention_windows(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``webui.E001``: a retention window (the host's or a plug-in's) that ``prune`` cannot use."""
+    from django.utils import timezone
+
+    from webui.retention import RetentionError, prune_targets
+
+    try:
+        prune_targets(now=timezone.now())  # builds the querysets only: no query runs
+    except RetentionError as error:
+        return [
+            checks.Error(
+                str(error),
+                hint="Fix the variable and restart; until then the daily prune fails.",
+                id="webui.E001",
+            )
+        ]
+    return []

@@ -10,8 +10,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from webui.models import Conversation, Message, UnattendedRun
     from webui.prompt import ToolCall, ToolDefinition
+    from webui.retention import PruneTarget
 
 
 @dataclass
@@ -41,6 +44,8 @@ class TurnExtension:
 
         It must give the same bytes on every turn of a conversation: it sits at the front of the
         prompt, where a change would invalidate the vessel's prompt cache for the whole conversation.
+        A deliberate exception costs one cache miss and must be documented (the memory plug-in's
+        pin after an engine failure, ``engine_recovered``).
         """
         return None
 
@@ -69,6 +74,13 @@ class TurnExtension:
     def memory_status(self) -> str | None:
         """A notice for the household's pages when memory is not working as usual, or ``None``."""
         return None
+
+    def prune_targets(self, *, now: "datetime") -> list["PruneTarget"]:
+        """This extension's rows past their retention windows at ``now``, for ``manage.py prune``
+        (build them with ``webui.retention.windowed_target``). Rows that belong to a conversation
+        should cascade with it instead. Raise ``webui.retention.RetentionError`` for a window that
+        cannot be used: the prune then stops before deleting anything."""
+        return []
 
 
 _registered: list[TurnExtension] = []

@@ -329,3 +329,27 @@ class UnattendedRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} for {self.soul} at {self.started_at:%Y-%m-%d %H:%M}"
+
+
+class DailyChore(models.Model):
+    """Upkeep the scheduler runs once per local calendar day (``prune``), and how it last went.
+
+    ``last_day`` is taken before the chore runs, so a restarted scheduler neither runs it twice on
+    one day nor skips a day it was up for.
+    """
+
+    name = models.SlugField(max_length=50, unique=True)
+    last_day = models.DateField(null=True, blank=True, help_text="The day it last ran (local).")
+    last_started_at = models.DateTimeField(null=True, blank=True)
+    last_finished_at = models.DateTimeField(
+        null=True, blank=True, help_text="Empty while it runs, or if it stopped half-way."
+    )
+    last_result = models.JSONField(
+        default=dict, blank=True, help_text="What it did: rows deleted by kind, or the error."
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name

@@ -190,6 +190,14 @@ WEBUI = {
     # Full-jitter backoff between retries of a vessel call: uniform(0, min(max, base * 2**n)).
     "VESSEL_RETRY_BASE_DELAY": env.float("WEBUI_VESSEL_RETRY_BASE_DELAY", default=0.5),
     "VESSEL_RETRY_MAX_DELAY": env.float("WEBUI_VESSEL_RETRY_MAX_DELAY", default=8.0),
+    # Retention (`manage.py prune`, run daily by the scheduler): days before each kind of row is
+    # deleted; 0 keeps it for ever. Finished task results; unattended runs with their
+    # conversations; temporary conversations, counted from their last message.
+    "PRUNE_TASK_RESULTS_DAYS": env.float("WEBUI_PRUNE_TASK_RESULTS_DAYS", default=14.0),
+    "PRUNE_UNATTENDED_RUNS_DAYS": env.float("WEBUI_PRUNE_UNATTENDED_RUNS_DAYS", default=90.0),
+    "PRUNE_TEMPORARY_DAYS": env.float("WEBUI_PRUNE_TEMPORARY_DAYS", default=1.0),
+    # Rows deleted per transaction.
+    "PRUNE_BATCH_SIZE": env.int("WEBUI_PRUNE_BATCH_SIZE", default=500),
 }
 
 # The memory plug-in. One flag closes every seam on this side; the rest arrives with later features.
@@ -221,6 +229,11 @@ PIPPA_MEMORY = {
     "OUTBOX_MAX_AGE": env.float("PIPPA_MEMORY_OUTBOX_MAX_AGE", default=3 * 24 * 3600.0),
     "OUTBOX_LEASE_MARGIN": env.float("PIPPA_MEMORY_OUTBOX_LEASE_MARGIN", default=30.0),
     "OUTBOX_SWEEP_INTERVAL": env.float("PIPPA_MEMORY_OUTBOX_SWEEP_INTERVAL", default=30.0),
+    "PRUNE_BRAIN_CALLS_DAYS": env.float("PIPPA_MEMORY_PRUNE_BRAIN_CALLS_DAYS", default=30.0),
+    "PRUNE_DELIVERED_EVENTS_DAYS": env.float(
+        "PIPPA_MEMORY_PRUNE_DELIVERED_EVENTS_DAYS", default=7.0
+    ),
+    "PRUNE_DEAD_EVENTS_DAYS": env.float("PIPPA_MEMORY_PRUNE_DEAD_EVENTS_DAYS", default=30.0),
 }
 
 LOGGING = {

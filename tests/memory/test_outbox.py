@@ -284,7 +284,9 @@ def test_a_reset_after_the_engine_processed_an_event_is_redelivered_once_in_effe
 def test_the_engine_down_for_500_turns_then_up_delivers_all_500_once(
     memory_on: ReferenceEngine, configure: Any, conversation: Conversation
 ) -> None:
-    configure(BREAKER_FAIL_MAX=1000)  # keep every attempt going to the socket
+    # Keep every attempt going to the socket: each turn also asks for the head once (the pin
+    # after an engine failure), so the breaker must outlast 500 turns and 500 deliveries.
+    configure(BREAKER_FAIL_MAX=100_000)
     memory_on.set_fault("down")
     for index in range(500):
         run_turn(conversation=conversation, text=f"remember fact number {index}")

@@ -1,20 +1,25 @@
-"""Delivery through real task workers: a worker killed with SIGKILL mid-delivery loses nothing,
-and the same task runs unchanged on the django-tasks RQ backend with Redis."""
+"""Delivery through real task workers: a worker killed with SIGKILL mid-delivery loses nothing and
+leaves no task row RUNNING for ever, and the same task runs unchanged on the django-tasks RQ
+backend with Redis."""
 
 import os
 import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.db import connection
+from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
 
 from pippa_memory.models import OutboxEvent
 from pippa_memory.outbox import sweep_outbox
 from pippa_memory.reference_engine import ReferenceEngine
+from pippa_memory.tasks import deliver_turn_event_task
 from webui.models import Conversation
 from webui.turns import run_turn
 
@@ -108,6 +113,36 @@ def test_a_worker_killed_mid_delivery_loses_nothing(
     assert set(memory_on.state.events) == committed
     assert OutboxEvent.objects.filter(status="delivered").count() == 12
     assert len(memory_on.state.souls["pippa"].memories) == 12
+    # The killed worker's task row was reconciled by the sweep, not left RUNNING for ever.
+    assert not DBTaskResult.objects.filter(status="RUNNING").exists()
+    (lost,) = DBTaskResult.objects.filter(exception_class_path="pippa_memory.outbox.WorkerLost")
+    assert lost.status == "FAILED"
+    assert lost.finished_at is not None
+
+
+def test_the_sweep_fails_a_task_row_left_running_past_its_lease_and_enqueues_its_event_again(
+    memory_on: ReferenceEngine, configure: Any, conversation: Conversation
+) -> None:
+    configure(OUTBOX_DELIVERY_TIMEOUT=2.0, OUTBOX_LEASE_MARGIN=0.5)
+    run_turn(conversation=conversation, text="remember the killed fact")
+    event = OutboxEvent.objects.get()
+    (abandoned,) = DBTaskResult.objects.all()
+    # What a worker killed mid-delivery leaves: its row RUNNING, the event's lease running out.
+    long_ago = timezone.now() - timedelta(seconds=60)
+    DBTaskResult.objects.filter(pk=abandoned.pk).update(status="RUNNING", started_at=long_ago)
+    OutboxEvent.objects.filter(pk=event.pk).update(next_attempt_at=long_ago)
+    alive = deliver_turn_event_task.enqueue(str(event.id))
+    DBTaskResult.objects.filter(pk=alive.id).update(status="RUNNING", started_at=timezone.now())
+
+    assert sweep_outbox() == 1
+
+    abandoned.refresh_from_db()
+    assert abandoned.status == "FAILED"
+    assert abandoned.exception_class_path == "pippa_memory.outbox.WorkerLost"
+    assert "killed or crashed" in abandoned.traceback
+    assert DBTaskResult.objects.get(pk=alive.id).status == "RUNNING"  # within its lease: alive
+    (again,) = DBTaskResult.objects.filter(status="READY")
+    assert again.args_kwargs["args"] == [str(event.id)]
 
 
 @pytest.fixture

@@ -160,10 +160,12 @@ def test_under_every_fault_the_turn_completes_with_the_prompt_of_memory_off(
     record = PinRecord.objects.get(conversation=conversation)
     assert (record.outcome, record.reason) == ("absent", reason)
 
-    # Pinned absent is for life: the engine back up changes nothing for this conversation.
+    # A failure is not a choice: the first later turn the engine answers pins the conversation.
     memory_on.reset()
     run_turn(conversation=conversation, text="hello again")
-    assert sent_requests[-1]["system"] == baseline["system"]
+    assert "A memory the fault hides." in sent_requests[-1]["system"]
+    reasons = PinRecord.objects.filter(conversation=conversation).order_by("created_at", "id")
+    assert [r.reason for r in reasons] == [reason, "engine_recovered"]
 
 
 def test_a_refused_connection_pins_absent(

@@ -1,15 +1,21 @@
-"""``manage.py run_scheduler``: start due scheduled jobs and wakes, once or on a loop."""
+"""``manage.py run_scheduler``: start due scheduled jobs and wakes, and the day's prune, once or on
+a loop."""
 
 import time
 from typing import Any
 
 from django.core.management.base import BaseCommand
+from django.utils import timezone
 
+from webui.retention import run_daily_prune
 from webui.unattended import run_due_jobs
 
 
 class Command(BaseCommand):
-    help = "Run every due scheduled job and wake once; --every N repeats every N seconds."
+    help = (
+        "Run every due scheduled job and wake once, and `prune` if it has not run today; "
+        "--every N repeats every N seconds."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--every", type=float, default=None, help="Loop every N seconds.")
@@ -17,14 +23,25 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         every = options["every"]
         while True:
-            for run in run_due_jobs():
-                self.stdout.write(
-                    f"{run.started_at:%H:%M:%S} {run.get_kind_display()} for {run.soul}: "
-                    f"{run.outcome} ({run.memory.get('source', 'no memory')})"
-                )
+            self.tick()
             if every is None:
                 return
             try:
                 time.sleep(every)
             except KeyboardInterrupt:
                 return
+
+    def tick(self) -> None:
+        for run in run_due_jobs():
+            self.stdout.write(
+                f"{run.started_at:%H:%M:%S} {run.get_kind_display()} for {run.soul}: "
+                f"{run.outcome} ({run.memory.get('source', 'no memory')})"
+            )
+        pruned = run_daily_prune()
+        if pruned is not None:
+            if "error" in pruned:
+                summary = f"prune failed: {pruned['error']}"
+            else:
+                kinds = ", ".join(f"{n} {label}" for label, n in pruned.items()) or "nothing"
+                summary = f"pruned {sum(pruned.values())} row(s): {kinds}"
+            self.stdout.write(f"{timezone.localtime():%H:%M:%S} {summary}")

@@ -1,0 +1,51 @@
+"""The plug-in's rows in the host's prune (``manage.py prune``, daily from the scheduler).
+
+Brain-door audit rows (with the stored answers a repeated ``webhook-id`` gets back, long past any
+signature's tolerance), delivered turn events and dead ones go after their windows
+(``PRUNE_*_DAYS`` in :data:`~pippa_memory.conf.memory_settings`; 0 keeps them for ever). Pending
+events are never pruned: they are the guarantee that a turn reaches the engine. Pin records,
+pending asks and an unattended run's memory cascade with their conversation, so they live exactly
+as long as it does.
+"""
+
+from datetime import datetime
+
+from django.db.models import Q
+
+from pippa_memory.conf import memory_settings
+from pippa_memory.models import BrainCall, OutboxEvent
+from webui.retention import PruneTarget, windowed_target
+
+
+def memory_prune_targets(*, now: datetime) -> list[PruneTarget]:
+    """The plug-in's rows past their windows at ``now``."""
+    return [
+        windowed_target(
+            label="brain-door audit rows",
+            rule="older than {window}",
+            days=memory_settings.PRUNE_BRAIN_CALLS_DAYS,
+            setting="PIPPA_MEMORY_PRUNE_BRAIN_CALLS_DAYS",
+            now=now,
+            rows=lambda cutoff: BrainCall.objects.filter(created_at__lt=cutoff),
+        ),
+        windowed_target(
+            label="delivered turn events",
+            rule="delivered more than {window} ago",
+            days=memory_settings.PRUNE_DELIVERED_EVENTS_DAYS,
+            setting="PIPPA_MEMORY_PRUNE_DELIVERED_EVENTS_DAYS",
+            now=now,
+            rows=lambda cutoff: OutboxEvent.objects.filter(
+                status=OutboxEvent.Status.DELIVERED, delivered_at__lt=cutoff
+            ),
+        ),
+        windowed_target(
+            label="dead turn events",
+            rule="written or revived more than {window} ago",
+            days=memory_settings.PRUNE_DEAD_EVENTS_DAYS,
+            setting="PIPPA_MEMORY_PRUNE_DEAD_EVENTS_DAYS",
+            now=now,
+            rows=lambda cutoff: OutboxEvent.objects.dead().filter(
+                Q(revived_at__isnull=True, created_at__lt=cutoff) | Q(revived_at__lt=cutoff)
+            ),
+        ),
+    ]

@@ -1,0 +1,206 @@
+"""Retention: rows that would otherwise grow without bound are deleted once past their window.
+
+The host keeps finished task results (the django-tasks database backend's rows), unattended runs
+with their conversations, and temporary conversations; each window is a number of days in
+``settings.WEBUI`` (``PRUNE_*_DAYS``), where 0 keeps those rows for ever. A plug-in adds its own
+rows through :meth:`webui.extensions.TurnExtension.prune_targets`. Everything a conversation owns
+(its messages, and a plug-in's rows with a cascading key, such as pin records) goes with it.
+``manage.py prune`` runs this by hand; the scheduler runs it once a day (:func:`run_daily_prune`).
+"""
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.apps import apps
+from django.conf import settings
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from webui.extensions import registered_extensions
+from webui.models import Conversation, DailyChore, UnattendedRun
+
+logger = logging.getLogger(__name__)
+
+PRUNE_CHORE = "prune"
+
+
+class RetentionError(ValueError):
+    """A retention window or batch size that cannot be used; nothing has been deleted."""
+
+
+@dataclass(frozen=True)
+class PruneTarget:
+    """One kind of row past its window: what it is, the rule (for people), and the rows.
+
+    ``queryset`` is ``None`` when the window is 0 and these rows are kept for ever; ``rule`` then
+    names the setting that keeps them.
+    """
+
+    label: str
+    rule: str
+    queryset: QuerySet[Any] | None
+
+
+def retention_cutoff(days: Any, *, setting: str, now: datetime) -> datetime | None:
+    """The time before which rows are past a window of ``days`` (``None``: kept for ever).
+
+    Raises :class:`RetentionError` naming ``setting`` unless ``days`` is a number, 0 or more.
+    """
+    if isinstance(days, bool) or not isinstance(days, int | float) or days < 0:
+        raise RetentionError(
+            f"{setting} must be a number of days, 0 or more (0 keeps the rows for ever), "
+            f"not {days!r}."
+        )
+    return None if days == 0 else now - timedelta(days=days)
+
+
+def describe_days(days: float) -> str:
+    return f"{days:g} day" if days == 1 else f"{days:g} days"
+
+
+def windowed_target(
+    *,
+    label: str,
+    rule: str,
+    days: Any,
+    setting: str,
+    now: datetime,
+    rows: Callable[[datetime], QuerySet[Any]],
+) -> PruneTarget:
+    """A target for ``rows(cutoff)``; ``{window}`` in ``rule`` becomes the window ("14 days")."""
+    cutoff = retention_cutoff(days, setting=setting, now=now)
+    if cutoff is None:
+        return PruneTarget(label=label, rule=f"kept for ever ({setting}=0)", queryset=None)
+    return PruneTarget(
+        label=label, rule=rule.format(window=describe_days(days)), queryset=rows(cutoff)
+    )
+
+
+def host_prune_targets(*, now: datetime) -> list[PruneTarget]:
+    """The host's own rows past their windows at ``now``."""
+    windows = settings.WEBUI
+    targets = []
+    if apps.is_installed("django_tasks_db"):
+        from django_tasks_db.models import DBTaskResult
+
+        targets.append(
+            windowed_target(
+                label="task results",
+                rule="finished more than {window} ago",
+                days=windows["PRUNE_TASK_RESULTS_DAYS"],
+                setting="WEBUI_PRUNE_TASK_RESULTS_DAYS",
+                now=now,
+                rows=lambda cutoff: DBTaskResult.objects.finished().filter(finished_at__lt=cutoff),
+            )
+        )
+    unattended = Conversation.Kind.JOB, Conversation.Kind.WAKE
+    for label, rows in [
+        (
+            "unattended conversations",
+            lambda cutoff: Conversation.objects.filter(kind__in=unattended, created_at__lt=cutoff),
+        ),
+        ("unattended runs", lambda cutoff: UnattendedRun.objects.filter(started_at__lt=cutoff)),
+    ]:
+        targets.append(
+            windowed_target(
+                label=label,
+                rule="started more than {window} ago",
+                days=windows["PRUNE_UNATTENDED_RUNS_DAYS"],
+                setting="WEBUI_PRUNE_UNATTENDED_RUNS_DAYS",
+                now=now,
+                rows=rows,
+            )
+        )
+    targets.append(
+        windowed_target(
+            label="temporary conversations",
+            rule="quiet for more than {window}",
+            days=windows["PRUNE_TEMPORARY_DAYS"],
+            setting="WEBUI_PRUNE_TEMPORARY_DAYS",
+            now=now,
+            rows=lambda cutoff: Conversation.objects.filter(
+                temporary=True, created_at__lt=cutoff
+            ).exclude(messages__created_at__gte=cutoff),
+        )
+    )
+    return targets
+
+
+def prune_targets(*, now: datetime) -> list[PruneTarget]:
+    """Every target, the host's and each registered extension's, with every window checked
+    before any row is touched."""
+    targets = host_prune_targets(now=now)
+    for extension in registered_extensions():
+        targets.extend(extension.prune_targets(now=now))
+    return targets
+
+
+def delete_in_batches(
+    target: PruneTarget, *, batch_size: int, advance: Callable[[int], Any] = lambda n: None
+) -> int:
+    """Delete the target's rows ``batch_size`` at a time, each batch in its own transaction (so no
+    lock is held for long), calling ``advance`` after each; returns how many were deleted."""
+    if target.queryset is None:
+        return 0
+    model = target.queryset.model
+    deleted = 0
+    while True:
+        batch = list(target.queryset.order_by().values_list("pk", flat=True)[:batch_size])
+        if not batch:
+            return deleted
+        with transaction.atomic():
+            _, per_model = model._base_manager.filter(pk__in=batch).delete()
+        removed = per_model.get(model._meta.label, 0)
+        if not removed:  # nothing could be deleted: stop rather than spin
+            return deleted
+        deleted += removed
+        advance(removed)
+
+
+def prune(*, now: datetime | None = None, batch_size: int | None = None) -> dict[str, int]:
+    """Delete every row past its window; returns how many of each kind (only kinds with any)."""
+    size = batch_size or settings.WEBUI["PRUNE_BATCH_SIZE"]
+    if not isinstance(size, int) or size < 1:
+        raise RetentionError(f"WEBUI_PRUNE_BATCH_SIZE must be at least 1, not {size!r}.")
+    counts: dict[str, int] = {}
+    for target in prune_targets(now=now or timezone.now()):
+        deleted = delete_in_batches(target, batch_size=size)
+        if deleted:
+            counts[target.label] = counts.get(target.label, 0) + deleted
+    return counts
+
+
+def claim_today(chore: str, *, now: datetime) -> bool:
+    """Take today's run of ``chore`` (a local calendar day); False if it already ran today.
+
+    A conditional update, so of several schedulers one wins; the day is taken before the chore
+    runs, so a chore that fails is tried again the next day, not on every tick.
+    """
+    today = timezone.localdate(now)
+    DailyChore.objects.get_or_create(name=chore)
+    return bool(
+        DailyChore.objects.filter(name=chore)
+        .exclude(last_day=today)
+        .update(last_day=today, last_started_at=now, last_finished_at=None)
+    )
+
+
+def run_daily_prune(*, now: datetime | None = None) -> dict[str, Any] | None:
+    """Prune once per local calendar day: the counts when this call ran it, ``None`` when the
+    day's prune had already run. A failure is logged and recorded on the chore, never raised."""
+    now = now or timezone.now()
+    if not claim_today(PRUNE_CHORE, now=now):
+        return None
+    try:
+        result: dict[str, Any] = prune(now=now)
+    except Exception as exc:
+        logger.exception("The daily prune failed; it runs again tomorrow.")
+        result = {"error": f"{type(exc).__name__}: {exc}"}
+    DailyChore.objects.filter(name=PRUNE_CHORE).update(
+        last_finished_at=timezone.now(), last_result=result
+    )
+    return result
