@@ -242,4 +242,6 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
+    # django-axes says "deleted 0 failed login attempts" at every login; its warnings still show.
+    "loggers": {"axes": {"level": "WARNING"}},
 }

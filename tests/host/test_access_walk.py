@@ -45,7 +45,15 @@ from tests.access_walk import (
     walk_routes,
 )
 from tests.conftest import DEMO_VAULT
-from webui.models import Conversation, Message, ScheduledJob, Soul, UnattendedRun, Vessel
+from webui.models import (
+    Conversation,
+    DailyChore,
+    Message,
+    ScheduledJob,
+    Soul,
+    UnattendedRun,
+    Vessel,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -63,6 +71,7 @@ class HostWorld:
     run: UnattendedRun
     group: Group
     task_result: DBTaskResult
+    chore: DailyChore
     login_attempt: AccessAttempt
     login_log: AccessLog
     login_failure: AccessFailureLog
@@ -170,6 +179,7 @@ HOST_ROUTES: dict[str, Route] = {
     **admin_model_routes("webui.message", FULL_ADMIN, lambda world: world.message),
     **admin_model_routes("webui.scheduledjob", FULL_ADMIN, lambda world: world.job),
     **admin_model_routes("webui.unattendedrun", NO_ADD_ADMIN, lambda world: world.run),
+    **admin_model_routes("webui.dailychore", NO_ADD_ADMIN, lambda world: world.chore),
     # django-axes' records of failed logins: read and delete by model permission, never added.
     **admin_model_routes("axes.accessattempt", NO_ADD_ADMIN, lambda world: world.login_attempt),
     **admin_model_routes("axes.accesslog", NO_ADD_ADMIN, lambda world: world.login_log),
@@ -188,6 +198,7 @@ HOST_ACTIONS: dict[tuple[str, str], ActionAccess] = {
     ("webui.message", "delete_selected"): DELETE,
     ("webui.scheduledjob", "delete_selected"): DELETE,
     ("webui.unattendedrun", "delete_selected"): DELETE,
+    ("webui.dailychore", "delete_selected"): DELETE,
     ("axes.accessattempt", "delete_selected"): DELETE,
     ("axes.accesslog", "delete_selected"): DELETE,
     ("axes.accessfailurelog", "delete_selected"): DELETE,
@@ -229,6 +240,7 @@ def world(make_user: Any, make_conversation: Any, soul: Soul, offline_vessel: Ve
             exception_class_path="",
             traceback="",
         ),
+        chore=DailyChore.objects.create(name="prune", last_day=timezone.localdate()),
         login_attempt=AccessAttempt.objects.create(
             **LOGIN_RECORD, get_data="", post_data="", failures_since_start=1
         ),
@@ -279,6 +291,9 @@ def test_every_host_admin_action_runs_only_for_those_with_its_permission(
             ),
             "webui.unattendedrun": lambda: UnattendedRun.objects.create(
                 kind="wake", soul=world.soul
+            ),
+            "webui.dailychore": lambda: DailyChore.objects.create(
+                name=f"target-{n}", last_day=timezone.localdate()
             ),
             "axes.accessattempt": lambda: AccessAttempt.objects.create(
                 **{**LOGIN_RECORD, "username": f"target-{n}"},

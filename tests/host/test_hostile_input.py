@@ -5,6 +5,7 @@ names the field where it can, and changes nothing."""
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import Permission
 from rest_framework.test import APIClient
 
 from webui.models import Conversation, Message, Soul
@@ -98,6 +99,7 @@ def test_waking_a_soul_named_by_something_other_than_an_id_is_a_form_error_not_a
     make_user: Any, soul: Soul
 ) -> None:
     staff = make_user("root", is_staff=True)
+    staff.user_permissions.add(Permission.objects.get(codename="add_unattendedrun"))
     client = APIClient()
     client.force_login(staff)
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import responses
+from django.contrib.auth.models import Permission
 from rest_framework.test import APIClient
 
 from webui.models import Conversation, Soul, Vessel
@@ -107,8 +108,10 @@ def test_a_401_quoting_the_key_leaves_no_key_in_the_api_body_or_the_log(
 
 
 def test_a_401_quoting_the_key_leaves_no_key_on_the_page(
-    vessel: Vessel, auth_client: APIClient, leaking_provider: responses.RequestsMock
+    vessel: Vessel, user: Any, auth_client: APIClient, leaking_provider: responses.RequestsMock
 ) -> None:
+    # Test connection is for those who may change vessels.
+    user.user_permissions.add(Permission.objects.get(codename="change_vessel"))
     page = auth_client.post(f"/vessels/{vessel.slug}/test/", follow=True).content.decode()
 
     assert "Kitchen failed:" in page

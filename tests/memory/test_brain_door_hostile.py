@@ -146,7 +146,12 @@ def test_an_answer_that_cannot_be_stored_still_ends_the_row_failed(
     offline: Vessel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     answer = BrainAnswer(
-        output={"choice": "tea\ud800"}, vessel="offline", model="m", usage={}, repaired=False
+        output={"choice": "tea\ud800"},
+        vessel="offline",
+        model="m",
+        usage={},
+        repaired=False,
+        synthetic=False,
     )
     monkeypatch.setattr(views, "run_judgement", lambda body: answer)
 
