@@ -30,7 +30,6 @@ run: export PIPPA_MEMORY_BRAIN_SECRET ?= whsec_ZGVtby1icmFpbi1kb29yLXNlY3JldC1ub
 run: export ENGINE_PORT := $(ENGINE_PORT)
 run: $(VENV)/.runtime-installed
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py createcachetable
 	$(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT)
 	WEBUI_ADDR=$(HOST):$(PORT) PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho start -f Procfile
 

@@ -31,7 +31,6 @@ def setup_django(**env: str) -> Path:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    call_command("createcachetable", verbosity=0)  # the brain door counts its limits there
     return database
 
 
