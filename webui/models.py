@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from webui.schedules import validate_schedule
+from webui.vessels.registry import adapter_choices
 
 
 class Soul(models.Model):
@@ -57,14 +58,11 @@ def validate_api_key_env(name: str) -> None:
 class Vessel(models.Model):
     """One configured LLM backend: an adapter kind, a model, an endpoint and the env var of its key."""
 
-    class Adapter(models.TextChoices):
-        ANTHROPIC = "anthropic", "Anthropic Messages"
-        OPENAI = "openai", "OpenAI Chat Completions"
-        OPENAI_RESPONSES = "openai_responses", "OpenAI Responses"
-        GEMINI = "gemini", "Google Gemini"
-        OLLAMA = "ollama", "Ollama"
-        OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible server"
-        OFFLINE = "offline", "Offline (no network)"
+    #: One member per registered adapter (``Vessel.Adapter.OFFLINE`` is ``"offline"``), built
+    #: from the adapters' own names and labels.
+    Adapter = models.TextChoices(
+        "Adapter", [(value.upper(), (value, label)) for value, label in adapter_choices()]
+    )
 
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=100)

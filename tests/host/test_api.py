@@ -8,6 +8,8 @@ from rest_framework.test import APIClient
 from webui.models import Conversation, Message, Soul, Vessel
 from webui.vessels import registry
 
+from .fakes import FailingAdapter
+
 pytestmark = pytest.mark.django_db
 
 
@@ -153,7 +155,7 @@ def test_malformed_json_is_a_clear_400(auth_client: APIClient, conversation: Con
 def test_a_vessel_failure_is_a_502_that_keeps_the_user_message(
     auth_client: APIClient, conversation: Conversation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", "tests.host.fakes.FailingAdapter")
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", FailingAdapter)
 
     response = auth_client.post(
         f"/api/conversations/{conversation.id}/messages/", {"text": "hello?"}, format="json"

@@ -9,7 +9,7 @@ from webui.models import Conversation, Message, Vessel
 from webui.turns import TurnError, retry_turn, run_turn
 from webui.vessels import registry
 
-from .fakes import ToolHungryAdapter
+from .fakes import FailingAdapter, ToolHungryAdapter
 
 pytestmark = pytest.mark.django_db
 
@@ -86,7 +86,7 @@ def test_an_unknown_tool_gets_an_error_result_and_the_turn_goes_on(
 def test_tool_rounds_are_bounded_and_the_reply_says_it_stopped(
     conversation: Conversation, recording_tool: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", "tests.host.fakes.ToolHungryAdapter")
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", ToolHungryAdapter)
     ToolHungryAdapter.calls = 0
 
     result = run_turn(conversation=conversation, text="recall everything")
@@ -101,7 +101,7 @@ def test_tool_rounds_are_bounded_and_the_reply_says_it_stopped(
 def test_a_vessel_failure_keeps_the_user_message_and_says_why(
     conversation: Conversation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", "tests.host.fakes.FailingAdapter")
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", FailingAdapter)
 
     with pytest.raises(TurnError) as caught:
         run_turn(conversation=conversation, text="are you there?")
@@ -121,7 +121,7 @@ def test_a_vessel_failure_keeps_the_user_message_and_says_why(
 def test_a_failed_turn_can_be_retried_without_saving_the_message_twice(
     conversation: Conversation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", "tests.host.fakes.FailingAdapter")
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", FailingAdapter)
     with pytest.raises(TurnError):
         run_turn(conversation=conversation, text="are you there?")
     monkeypatch.undo()

@@ -19,6 +19,8 @@ from webui.schedules import next_run_after, schedule_problem
 from webui.unattended import claim_due_jobs, run_due_jobs, run_wake
 from webui.vessels import registry
 
+from .fakes import FailingAdapter
+
 pytestmark = pytest.mark.django_db
 
 AT = datetime(2026, 12, 2, 9, 30, tzinfo=UTC)
@@ -93,7 +95,7 @@ def test_disabled_and_future_jobs_do_not_run(make_job: Any) -> None:
 def test_a_failed_turn_is_recorded_as_a_failed_run(
     make_job: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", "tests.host.fakes.FailingAdapter")
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", FailingAdapter)
     make_job()
 
     (run,) = run_due_jobs()

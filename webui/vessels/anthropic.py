@@ -10,39 +10,24 @@ from collections.abc import Sequence
 from typing import Any
 
 from webui.canonical import canonical_json
-from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound
-from webui.vessels.base import VesselReply, normalised_usage, prompt_items, slot_text
+from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolUse
+from webui.vessels.base import (
+    Message,
+    VesselReply,
+    normalised_usage,
+    text_part,
+    text_parts_message,
+)
+from webui.vessels.errors import error_member, error_object_fields
 from webui.vessels.http import RequestsAdapter
 
 API_VERSION = "2023-06-01"
 CACHE = {"type": "ephemeral"}
 
 
-def _text(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
-
-
-def _round_messages(tool_round: ToolRound) -> list[dict[str, Any]]:
-    calls = [_text(tool_round.text)] if tool_round.text else []
-    calls += [
-        {"type": "tool_use", "id": use.id, "name": use.name, "input": use.input}
-        for use in tool_round.tool_uses
-    ]
-    results = []
-    for use in tool_round.tool_uses:
-        result: dict[str, Any] = {
-            "type": "tool_result",
-            "tool_use_id": use.id,
-            "content": canonical_json(use.output),
-        }
-        if isinstance(use.output, dict) and "error" in use.output:
-            result["is_error"] = True
-        results.append(result)
-    return [{"role": "assistant", "content": calls}, {"role": "user", "content": results}]
-
-
 class AnthropicAdapter(RequestsAdapter):
     adapter_name = "anthropic"
+    label = "Anthropic Messages"
     provider_name = "Anthropic"
     default_base_url = "https://api.anthropic.com"
 
@@ -53,25 +38,11 @@ class AnthropicAdapter(RequestsAdapter):
         return {"x-api-key": self.vessel.api_key, "anthropic-version": API_VERSION}
 
     def build_request(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
-        messages: list[dict[str, Any]] = []
-        for kind, value in prompt_items(prompt):
-            if kind == "user":
-                messages.append({"role": "user", "content": [_text(value)]})
-            elif kind == "assistant":
-                if value:  # Anthropic refuses empty text blocks.
-                    messages.append({"role": "assistant", "content": [_text(value)]})
-            elif kind == "round":
-                messages.extend(_round_messages(value))
-            else:
-                newest = [{**_text(value), "cache_control": CACHE}]
-                if prompt.turn_slot:
-                    newest.append(_text(slot_text(prompt)))
-                messages.append({"role": "user", "content": newest})
         request: dict[str, Any] = {
             "model": self.vessel.model,
             "max_tokens": self.vessel.max_output_tokens,
-            "system": [{**_text(prompt.system_text), "cache_control": CACHE}],
-            "messages": messages,
+            "system": [{**text_part(prompt.system_text), "cache_control": CACHE}],
+            "messages": self.render_conversation(prompt),
         }
         if tools:
             request["tools"] = [
@@ -79,6 +50,39 @@ class AnthropicAdapter(RequestsAdapter):
                 for t in tools
             ]
         return request
+
+    def render_user(self, text: str, *, slot: Sequence[str] = ()) -> list[Message]:
+        return [text_parts_message("user", (text, *slot))]
+
+    def render_newest_user(self, text: str, *, slot: Sequence[str]) -> list[Message]:
+        # The second breakpoint: next turn reads everything up to the newest text from the cache.
+        newest = [{**text_part(text), "cache_control": CACHE}]
+        return [{"role": "user", "content": newest + [text_part(part) for part in slot]}]
+
+    def render_assistant_text(self, text: str) -> list[Message]:
+        # Anthropic refuses empty text blocks.
+        return [text_parts_message("assistant", (text,))] if text else []
+
+    def render_assistant_round(self, text: str, tool_uses: Sequence[ToolUse]) -> list[Message]:
+        calls = [text_part(text)] if text else []
+        calls += [
+            {"type": "tool_use", "id": use.id, "name": use.name, "input": use.input}
+            for use in tool_uses
+        ]
+        return [{"role": "assistant", "content": calls}]
+
+    def render_tool_results(self, tool_uses: Sequence[ToolUse]) -> list[Message]:
+        results = []
+        for use in tool_uses:
+            result: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": use.id,
+                "content": canonical_json(use.output),
+            }
+            if isinstance(use.output, dict) and "error" in use.output:
+                result["is_error"] = True
+            results.append(result)
+        return [{"role": "user", "content": results}]
 
     def with_json_mode(
         self, request: dict[str, Any], *, schema: dict[str, Any], schema_name: str
@@ -112,7 +116,4 @@ class AnthropicAdapter(RequestsAdapter):
         )
 
     def error_message(self, body: Any) -> tuple[str | None, str | None]:
-        error = body.get("error") if isinstance(body, dict) else None
-        if isinstance(error, dict):
-            return error.get("message"), error.get("type")
-        return None, None
+        return error_object_fields(error_member(body), "type")

@@ -3,6 +3,8 @@
 :meth:`VesselAdapter.complete` is the template method: build the provider's request from the
 assembled :class:`~webui.prompt.Prompt`, send it, parse the answer into a :class:`VesselReply`.
 :meth:`VesselAdapter.complete_structured` is the same with tools off and the provider's JSON mode.
+:meth:`VesselAdapter.render_conversation` is the one walk over the prompt every adapter's request
+is built from; adapters fill its ``render_*`` hooks with their provider's message shapes.
 Capability flags are class attributes so callers can ask before they call.
 """
 
@@ -14,11 +16,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from webui.lone_surrogates import lone_surrogate_path
-from webui.prompt import Prompt, ToolCall, ToolDefinition
+from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound, ToolUse
 from webui.vessels.errors import VesselError
 
 if TYPE_CHECKING:
     from webui.models import Vessel
+
+#: One message (or input item, or content turn) in a provider's request.
+Message = dict[str, Any]
 
 
 def normalised_usage(
@@ -96,14 +101,14 @@ class StructuredReply:
 class VesselAdapter(ABC):
     """One provider's way of being called. Subclasses live one per module in this package."""
 
-    #: The ``Vessel.adapter`` value this class serves.
+    #: The ``Vessel.adapter`` value this class serves; the registry files the class under it.
     adapter_name: ClassVar[str]
+    #: How the vessel form names the adapter (the ``Vessel.adapter`` choice's label).
+    label: ClassVar[str]
     #: The provider's name in messages people read.
     provider_name: ClassVar[str] = "The vessel"
     #: Whether the vessel needs an API key from the environment variable named on the vessel.
     requires_api_key: ClassVar[bool] = True
-    #: Whether the adapter can offer tools to the model.
-    supports_tools: ClassVar[bool] = True
     #: Whether a model judges the answers. ``False`` marks a stand-in (the offline vessel) whose
     #: structured answers are synthetic: valid in shape, but nobody weighed the question.
     reasons: ClassVar[bool] = True
@@ -175,6 +180,63 @@ class VesselAdapter(ABC):
     def parse_response(self, response: Any, *, prompt: Prompt) -> VesselReply:
         """Turn the provider's answer into a :class:`VesselReply`."""
 
+    def render_conversation(self, prompt: Prompt) -> list[Message]:
+        """The prompt as the provider's messages, in the fixed order every adapter shares.
+
+        First :meth:`render_system` (for providers that send the system text as a message), then
+        the history: each user message, and each assistant turn as its tool rounds followed by its
+        final text. Then the newest user message with the per-turn slot, then the tool rounds this
+        turn has taken so far. The slot goes in as its own part (its own message where content is a
+        plain string) after the newest text, so it drops out next turn without moving a byte of
+        what came before it. Each hook returns zero or more messages.
+        """
+        messages = self.render_system(prompt.system_text)
+        for message in prompt.history:
+            if message.role == "user":
+                messages += self.render_user(message.text)
+                continue
+            for tool_round in message.rounds:
+                messages += self.render_tool_round(tool_round)
+            messages += self.render_assistant_text(message.text)
+        slot = (slot_text(prompt),) if prompt.turn_slot else ()
+        messages += self.render_newest_user(prompt.user_text, slot=slot)
+        for tool_round in prompt.current_rounds:
+            messages += self.render_tool_round(tool_round)
+        return messages
+
+    def render_tool_round(self, tool_round: ToolRound) -> list[Message]:
+        """One tool round: the assistant's calls (with any text beside them), then their results."""
+        return [
+            *self.render_assistant_round(tool_round.text, tool_round.tool_uses),
+            *self.render_tool_results(tool_round.tool_uses),
+        ]
+
+    def render_system(self, text: str) -> list[Message]:
+        """The system text as leading messages; none where the request has a field of its own."""
+        return []
+
+    def render_user(self, text: str, *, slot: Sequence[str] = ()) -> list[Message]:
+        """A user message: ``text``, then each of ``slot`` as a part of its own. ``slot`` is the
+        per-turn slot's text, given with the newest message only and only when the turn has one."""
+        raise NotImplementedError(f"{type(self).__name__} does not render messages")
+
+    def render_newest_user(self, text: str, *, slot: Sequence[str]) -> list[Message]:
+        """The newest user message, with the per-turn slot; like any user message unless the
+        provider marks it (a cache breakpoint, say)."""
+        return self.render_user(text, slot=slot)
+
+    def render_assistant_text(self, text: str) -> list[Message]:
+        """An assistant turn's final text (which may be empty)."""
+        raise NotImplementedError(f"{type(self).__name__} does not render messages")
+
+    def render_assistant_round(self, text: str, tool_uses: Sequence[ToolUse]) -> list[Message]:
+        """A round's tool calls as the assistant made them, with the ``text`` it said beside them."""
+        raise NotImplementedError(f"{type(self).__name__} does not render messages")
+
+    def render_tool_results(self, tool_uses: Sequence[ToolUse]) -> list[Message]:
+        """A round's tool outputs, answering the calls of :meth:`render_assistant_round`."""
+        raise NotImplementedError(f"{type(self).__name__} does not render messages")
+
     def configuration_problem(self) -> str | None:
         """What stops this vessel from being called, in plain words, or ``None``."""
         if self.vessel.api_key_env:
@@ -224,20 +286,17 @@ def slot_text(prompt: Prompt) -> str:
     return "\n\n".join(prompt.turn_slot)
 
 
-def prompt_items(prompt: Prompt) -> list[tuple[str, Any]]:
-    """The conversation after the system text, in order, for an adapter to render.
+def text_part(text: str) -> Message:
+    """A text content part in the shape Anthropic and OpenAI Chat share (the offline vessel too)."""
+    return {"type": "text", "text": text}
 
-    Items are ``("user", text)``, ``("round", ToolRound)`` (a vessel call that asked for tools, with
-    the results), ``("assistant", text)`` and, once, ``("newest", text)`` for the newest user message;
-    the current turn's rounds follow it. Adapters add the per-turn slot to the newest message.
-    """
-    items: list[tuple[str, Any]] = []
-    for message in prompt.history:
-        if message.role == "user":
-            items.append(("user", message.text))
-            continue
-        items.extend(("round", tool_round) for tool_round in message.rounds)
-        items.append(("assistant", message.text))
-    items.append(("newest", prompt.user_text))
-    items.extend(("round", tool_round) for tool_round in prompt.current_rounds)
-    return items
+
+def text_parts_message(role: str, texts: Sequence[str]) -> Message:
+    """A ``role`` message whose content is one text part for each of ``texts``."""
+    return {"role": role, "content": [text_part(text) for text in texts]}
+
+
+def bearer_headers(api_key: str) -> dict[str, str]:
+    """``Authorization: Bearer`` with ``api_key``, or no header when the vessel has no key (an
+    optional key for a local server or a proxy in front of one)."""
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}

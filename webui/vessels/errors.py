@@ -59,3 +59,21 @@ class VesselConfigurationError(VesselError):
 
     code = "not_configured"
     retryable = False
+
+
+def error_member(body: Any) -> Any:
+    """The ``error`` member of a provider's JSON error body, or ``None`` when the body has none."""
+    return body.get("error") if isinstance(body, dict) else None
+
+
+def error_object_fields(error: Any, *code_keys: str) -> tuple[str | None, str | None]:
+    """An error object's ``message``, and its code: the first of ``code_keys`` that is set (else
+    the last one's value). ``(None, None)`` when ``error`` is not an object."""
+    if not isinstance(error, dict):
+        return None, None
+    code = None
+    for key in code_keys:
+        code = error.get(key)
+        if code:
+            break
+    return error.get("message"), code

@@ -9,39 +9,15 @@ came (Gemini 3 requires the signature). Calls without an id get one derived from
 from collections.abc import Sequence
 from typing import Any
 
-from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound
-from webui.vessels.base import (
-    VesselReply,
-    derived_call_id,
-    normalised_usage,
-    prompt_items,
-    slot_text,
-)
-from webui.vessels.errors import VesselError
+from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolUse
+from webui.vessels.base import Message, VesselReply, derived_call_id, normalised_usage
+from webui.vessels.errors import VesselError, error_member, error_object_fields
 from webui.vessels.http import RequestsAdapter
-
-
-def _round_contents(tool_round: ToolRound) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = [{"text": tool_round.text}] if tool_round.text else []
-    responses = []
-    for use in tool_round.tool_uses:
-        call: dict[str, Any] = {"name": use.name, "args": use.input}
-        response: dict[str, Any] = {
-            "name": use.name,
-            "response": use.output if isinstance(use.output, dict) else {"result": use.output},
-        }
-        if use.meta.get("provider_id"):
-            call["id"] = response["id"] = use.meta["provider_id"]
-        part: dict[str, Any] = {"functionCall": call}
-        if use.meta.get("thought_signature"):
-            part["thoughtSignature"] = use.meta["thought_signature"]
-        parts.append(part)
-        responses.append({"functionResponse": response})
-    return [{"role": "model", "parts": parts}, {"role": "user", "parts": responses}]
 
 
 class GeminiAdapter(RequestsAdapter):
     adapter_name = "gemini"
+    label = "Google Gemini"
     provider_name = "Gemini"
     default_base_url = "https://generativelanguage.googleapis.com"
 
@@ -52,23 +28,9 @@ class GeminiAdapter(RequestsAdapter):
         return {"x-goog-api-key": self.vessel.api_key}
 
     def build_request(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
-        contents: list[dict[str, Any]] = []
-        for kind, value in prompt_items(prompt):
-            if kind == "user":
-                contents.append({"role": "user", "parts": [{"text": value}]})
-            elif kind == "assistant":
-                if value:  # Gemini refuses a turn with no parts.
-                    contents.append({"role": "model", "parts": [{"text": value}]})
-            elif kind == "round":
-                contents.extend(_round_contents(value))
-            else:
-                newest = [{"text": value}]
-                if prompt.turn_slot:
-                    newest.append({"text": slot_text(prompt)})
-                contents.append({"role": "user", "parts": newest})
         request: dict[str, Any] = {
             "systemInstruction": {"parts": [{"text": prompt.system_text}]},
-            "contents": contents,
+            "contents": self.render_conversation(prompt),
             "generationConfig": {"maxOutputTokens": self.vessel.max_output_tokens},
         }
         if tools:
@@ -81,6 +43,37 @@ class GeminiAdapter(RequestsAdapter):
                 }
             ]
         return request
+
+    def render_user(self, text: str, *, slot: Sequence[str] = ()) -> list[Message]:
+        return [{"role": "user", "parts": [{"text": part} for part in (text, *slot)]}]
+
+    def render_assistant_text(self, text: str) -> list[Message]:
+        # Gemini refuses a turn with no parts.
+        return [{"role": "model", "parts": [{"text": text}]}] if text else []
+
+    def render_assistant_round(self, text: str, tool_uses: Sequence[ToolUse]) -> list[Message]:
+        parts: list[Message] = [{"text": text}] if text else []
+        for use in tool_uses:
+            call: dict[str, Any] = {"name": use.name, "args": use.input}
+            if use.meta.get("provider_id"):
+                call["id"] = use.meta["provider_id"]
+            part: dict[str, Any] = {"functionCall": call}
+            if use.meta.get("thought_signature"):
+                part["thoughtSignature"] = use.meta["thought_signature"]
+            parts.append(part)
+        return [{"role": "model", "parts": parts}]
+
+    def render_tool_results(self, tool_uses: Sequence[ToolUse]) -> list[Message]:
+        responses = []
+        for use in tool_uses:
+            response: dict[str, Any] = {
+                "name": use.name,
+                "response": use.output if isinstance(use.output, dict) else {"result": use.output},
+            }
+            if use.meta.get("provider_id"):
+                response["id"] = use.meta["provider_id"]
+            responses.append({"functionResponse": response})
+        return [{"role": "user", "parts": responses}]
 
     def with_json_mode(
         self, request: dict[str, Any], *, schema: dict[str, Any], schema_name: str
@@ -131,9 +124,6 @@ class GeminiAdapter(RequestsAdapter):
         )
 
     def error_message(self, body: Any) -> tuple[str | None, str | None]:
-        error = body.get("error") if isinstance(body, dict) else None
-        if isinstance(body, list) and body and isinstance(body[0], dict):
-            error = body[0].get("error")
-        if isinstance(error, dict):
-            return error.get("message"), error.get("status")
-        return None, None
+        if isinstance(body, list) and body:
+            body = body[0]  # Google wraps some error bodies in a list
+        return error_object_fields(error_member(body), "status")

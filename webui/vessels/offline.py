@@ -11,28 +11,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from webui.canonical import canonical_json
-from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound
-from webui.vessels.base import VesselAdapter, VesselReply, derived_call_id, normalised_usage
+from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolUse
+from webui.vessels.base import (
+    Message,
+    VesselAdapter,
+    VesselReply,
+    derived_call_id,
+    normalised_usage,
+    text_part,
+    text_parts_message,
+)
 
 VERB_MESSAGE = re.compile(r"\A\s*(remember|recall|ask)\s+(\S.*)\Z", re.IGNORECASE | re.DOTALL)
 MEMORY_TOOL = "memory"
-
-
-def _text_part(text: str) -> dict[str, str]:
-    return {"type": "text", "text": text}
-
-
-def _round_messages(tool_round: ToolRound) -> list[dict[str, Any]]:
-    calls = [
-        {"type": "tool_call", "id": use.id, "name": use.name, "input": use.input}
-        for use in tool_round.tool_uses
-    ]
-    results = [
-        {"type": "tool_result", "tool_call_id": use.id, "output": canonical_json(use.output)}
-        for use in tool_round.tool_uses
-    ]
-    text = [_text_part(tool_round.text)] if tool_round.text else []
-    return [{"role": "assistant", "content": text + calls}, {"role": "tool", "content": results}]
 
 
 def example_for(schema: dict[str, Any]) -> Any:
@@ -66,33 +57,41 @@ class OfflineAdapter(VesselAdapter):
     """A vessel that answers on this machine, the same way every time."""
 
     adapter_name = "offline"
+    label = "Offline (no network)"
     requires_api_key = False
     # It answers a structured request with the schema's first example: nothing is judged.
     reasons = False
 
     def build_request(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
-        messages: list[dict[str, Any]] = []
-        for message in prompt.history:
-            if message.role == "user":
-                messages.append({"role": "user", "content": [_text_part(message.text)]})
-                continue
-            for tool_round in message.rounds:
-                messages.extend(_round_messages(tool_round))
-            messages.append({"role": "assistant", "content": [_text_part(message.text)]})
-        newest = [_text_part(prompt.user_text)]
-        if prompt.turn_slot:
-            newest.append(_text_part("\n\n".join(prompt.turn_slot)))
-        messages.append({"role": "user", "content": newest})
-        for tool_round in prompt.current_rounds:
-            messages.extend(_round_messages(tool_round))
         request: dict[str, Any] = {
             "model": self.vessel.model or "offline",
             "system": prompt.system_text,
-            "messages": messages,
+            "messages": self.render_conversation(prompt),
         }
         if tools:
             request["tools"] = [tool.as_dict() for tool in tools]
         return request
+
+    def render_user(self, text: str, *, slot: Sequence[str] = ()) -> list[Message]:
+        return [text_parts_message("user", (text, *slot))]
+
+    def render_assistant_text(self, text: str) -> list[Message]:
+        return [text_parts_message("assistant", (text,))]
+
+    def render_assistant_round(self, text: str, tool_uses: Sequence[ToolUse]) -> list[Message]:
+        calls = [
+            {"type": "tool_call", "id": use.id, "name": use.name, "input": use.input}
+            for use in tool_uses
+        ]
+        said = [text_part(text)] if text else []
+        return [{"role": "assistant", "content": said + calls}]
+
+    def render_tool_results(self, tool_uses: Sequence[ToolUse]) -> list[Message]:
+        results = [
+            {"type": "tool_result", "tool_call_id": use.id, "output": canonical_json(use.output)}
+            for use in tool_uses
+        ]
+        return [{"role": "tool", "content": results}]
 
     def with_json_mode(
         self, request: dict[str, Any], *, schema: dict[str, Any], schema_name: str

@@ -11,36 +11,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from webui.canonical import canonical_json
-from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound
-from webui.vessels.base import (
-    VesselReply,
-    derived_call_id,
-    normalised_usage,
-    parse_json_arguments,
-    prompt_items,
-    slot_text,
-)
-from webui.vessels.http import RequestsAdapter
-from webui.vessels.openai import function_tools
+from webui.prompt import Prompt, ToolDefinition, ToolUse
+from webui.vessels.base import Message, VesselReply, normalised_usage
+from webui.vessels.errors import error_member
+from webui.vessels.openai import ChatRolesAdapter, function_calls, function_tools
 
 
-def _round_messages(tool_round: ToolRound) -> list[dict[str, Any]]:
-    call_message = {
-        "role": "assistant",
-        "content": tool_round.text,
-        "tool_calls": [
-            {"function": {"name": use.name, "arguments": use.input}} for use in tool_round.tool_uses
-        ],
-    }
-    results = [
-        {"role": "tool", "content": canonical_json(use.output), "tool_name": use.name}
-        for use in tool_round.tool_uses
-    ]
-    return [call_message, *results]
-
-
-class OllamaAdapter(RequestsAdapter):
+class OllamaAdapter(ChatRolesAdapter):
     adapter_name = "ollama"
+    label = "Ollama"
     provider_name = "Ollama"
     default_base_url = "http://127.0.0.1:11434"
     requires_api_key = False
@@ -48,30 +27,30 @@ class OllamaAdapter(RequestsAdapter):
     def endpoint(self, request: dict[str, Any]) -> str:
         return f"{self.base_url}/api/chat"
 
-    def headers(self) -> dict[str, str]:
-        key = self.vessel.api_key
-        return {"Authorization": f"Bearer {key}"} if key else {}
-
     def build_request(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
-        messages: list[dict[str, Any]] = [{"role": "system", "content": prompt.system_text}]
-        for kind, value in prompt_items(prompt):
-            if kind in ("user", "newest"):
-                messages.append({"role": "user", "content": value})
-                if kind == "newest" and prompt.turn_slot:
-                    messages.append({"role": "user", "content": slot_text(prompt)})
-            elif kind == "assistant":
-                messages.append({"role": "assistant", "content": value})
-            else:
-                messages.extend(_round_messages(value))
         request: dict[str, Any] = {
             "model": self.vessel.model,
-            "messages": messages,
+            "messages": self.render_conversation(prompt),
             "stream": False,
             "options": {"num_predict": self.vessel.max_output_tokens},
         }
         if tools:
             request["tools"] = function_tools(tools)
         return request
+
+    def render_user(self, text: str, *, slot: Sequence[str] = ()) -> list[Message]:
+        # Content is a plain string, so the slot is a user message of its own.
+        return [{"role": "user", "content": part} for part in (text, *slot)]
+
+    def render_assistant_round(self, text: str, tool_uses: Sequence[ToolUse]) -> list[Message]:
+        calls = [{"function": {"name": use.name, "arguments": use.input}} for use in tool_uses]
+        return [{"role": "assistant", "content": text, "tool_calls": calls}]
+
+    def render_tool_results(self, tool_uses: Sequence[ToolUse]) -> list[Message]:
+        return [
+            {"role": "tool", "content": canonical_json(use.output), "tool_name": use.name}
+            for use in tool_uses
+        ]
 
     def with_json_mode(
         self, request: dict[str, Any], *, schema: dict[str, Any], schema_name: str
@@ -80,14 +59,7 @@ class OllamaAdapter(RequestsAdapter):
 
     def parse_response(self, response: Any, *, prompt: Prompt) -> VesselReply:
         message = response.get("message") or {}
-        calls = tuple(
-            ToolCall(
-                id=call.get("id") or derived_call_id(prompt, index),
-                name=(call.get("function") or {}).get("name", ""),
-                input=parse_json_arguments((call.get("function") or {}).get("arguments")),
-            )
-            for index, call in enumerate(message.get("tool_calls") or [])
-        )
+        calls = function_calls(message, prompt=prompt)
         return VesselReply(
             text=message.get("content") or "",
             tool_calls=calls,
@@ -98,6 +70,5 @@ class OllamaAdapter(RequestsAdapter):
         )
 
     def error_message(self, body: Any) -> tuple[str | None, str | None]:
-        if isinstance(body, dict) and isinstance(body.get("error"), str):
-            return body["error"], None
-        return None, None
+        error = error_member(body)
+        return (error, None) if isinstance(error, str) else (None, None)

@@ -9,15 +9,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from webui.canonical import canonical_json
-from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound
+from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolUse
 from webui.vessels.base import (
+    Message,
     VesselReply,
+    bearer_headers,
     derived_call_id,
     normalised_usage,
     parse_json_arguments,
-    prompt_items,
-    slot_text,
+    text_parts_message,
 )
+from webui.vessels.errors import error_member, error_object_fields
 from webui.vessels.http import RequestsAdapter
 
 
@@ -36,65 +38,73 @@ def function_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
     ]
 
 
-def _text(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
+def function_calls(message: dict[str, Any], *, prompt: Prompt) -> tuple[ToolCall, ...]:
+    """The tool calls in an OpenAI Chat shape answer's ``message`` (Ollama's too), arguments as
+    an object whether they came as one or as a JSON string; a call without an id gets one
+    derived from the turn."""
+    return tuple(
+        ToolCall(
+            id=call.get("id") or derived_call_id(prompt, index),
+            name=(call.get("function") or {}).get("name", ""),
+            input=parse_json_arguments((call.get("function") or {}).get("arguments")),
+        )
+        for index, call in enumerate(message.get("tool_calls") or [])
+    )
 
 
-def _round_messages(tool_round: ToolRound) -> list[dict[str, Any]]:
-    call_message = {
-        "role": "assistant",
-        "content": tool_round.text or None,
-        "tool_calls": [
-            {
-                "id": use.id,
-                "type": "function",
-                "function": {"name": use.name, "arguments": canonical_json(use.input)},
-            }
-            for use in tool_round.tool_uses
-        ],
-    }
-    results = [
-        {"role": "tool", "tool_call_id": use.id, "content": canonical_json(use.output)}
-        for use in tool_round.tool_uses
-    ]
-    return [call_message, *results]
+class ChatRolesAdapter(RequestsAdapter):
+    """What OpenAI Chat and Ollama's ``/api/chat`` share: the system text as the first message,
+    assistant texts as plain strings, and the key (when there is one) as a bearer token."""
+
+    def headers(self) -> dict[str, str]:
+        return bearer_headers(self.vessel.api_key)
+
+    def render_system(self, text: str) -> list[Message]:
+        return [{"role": "system", "content": text}]
+
+    def render_assistant_text(self, text: str) -> list[Message]:
+        return [{"role": "assistant", "content": text}]
 
 
-class OpenAIAdapter(RequestsAdapter):
+class OpenAIAdapter(ChatRolesAdapter):
     adapter_name = "openai"
+    label = "OpenAI Chat Completions"
     provider_name = "OpenAI"
     default_base_url = "https://api.openai.com/v1"
 
     def endpoint(self, request: dict[str, Any]) -> str:
         return f"{self.base_url}/chat/completions"
 
-    def headers(self) -> dict[str, str]:
-        key = self.vessel.api_key
-        return {"Authorization": f"Bearer {key}"} if key else {}
-
     def build_request(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
-        messages: list[dict[str, Any]] = [{"role": "system", "content": prompt.system_text}]
-        for kind, value in prompt_items(prompt):
-            if kind == "user":
-                messages.append({"role": "user", "content": [_text(value)]})
-            elif kind == "assistant":
-                messages.append({"role": "assistant", "content": value})
-            elif kind == "round":
-                messages.extend(_round_messages(value))
-            else:
-                newest = [_text(value)]
-                if prompt.turn_slot:
-                    newest.append(_text(slot_text(prompt)))
-                messages.append({"role": "user", "content": newest})
         request: dict[str, Any] = {
             "model": self.vessel.model,
-            "messages": messages,
+            "messages": self.render_conversation(prompt),
             "max_completion_tokens": self.vessel.max_output_tokens,
             "prompt_cache_key": prompt.conversation_id,
         }
         if tools:
             request["tools"] = function_tools(tools)
         return request
+
+    def render_user(self, text: str, *, slot: Sequence[str] = ()) -> list[Message]:
+        return [text_parts_message("user", (text, *slot))]
+
+    def render_assistant_round(self, text: str, tool_uses: Sequence[ToolUse]) -> list[Message]:
+        calls = [
+            {
+                "id": use.id,
+                "type": "function",
+                "function": {"name": use.name, "arguments": canonical_json(use.input)},
+            }
+            for use in tool_uses
+        ]
+        return [{"role": "assistant", "content": text or None, "tool_calls": calls}]
+
+    def render_tool_results(self, tool_uses: Sequence[ToolUse]) -> list[Message]:
+        return [
+            {"role": "tool", "tool_call_id": use.id, "content": canonical_json(use.output)}
+            for use in tool_uses
+        ]
 
     def with_json_mode(
         self, request: dict[str, Any], *, schema: dict[str, Any], schema_name: str
@@ -110,14 +120,7 @@ class OpenAIAdapter(RequestsAdapter):
     def parse_response(self, response: Any, *, prompt: Prompt) -> VesselReply:
         choices = response.get("choices") or [{}]
         message = choices[0].get("message") or {}
-        calls = tuple(
-            ToolCall(
-                id=call.get("id") or derived_call_id(prompt, index),
-                name=(call.get("function") or {}).get("name", ""),
-                input=parse_json_arguments((call.get("function") or {}).get("arguments")),
-            )
-            for index, call in enumerate(message.get("tool_calls") or [])
-        )
+        calls = function_calls(message, prompt=prompt)
         usage = response.get("usage") or {}
         details = usage.get("prompt_tokens_details") or {}
         cached = details.get("cached_tokens")
@@ -135,9 +138,7 @@ class OpenAIAdapter(RequestsAdapter):
         )
 
     def error_message(self, body: Any) -> tuple[str | None, str | None]:
-        error = body.get("error") if isinstance(body, dict) else None
-        if isinstance(error, dict):
-            return error.get("message"), error.get("code") or error.get("type")
+        error = error_member(body)
         if isinstance(error, str):
             return error, None
-        return None, None
+        return error_object_fields(error, "code", "type")

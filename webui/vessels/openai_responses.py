@@ -12,14 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from webui.canonical import canonical_json
-from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound
-from webui.vessels.base import (
-    VesselReply,
-    normalised_usage,
-    parse_json_arguments,
-    prompt_items,
-    slot_text,
-)
+from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolUse
+from webui.vessels.base import Message, VesselReply, normalised_usage, parse_json_arguments
 from webui.vessels.errors import VesselError
 from webui.vessels.openai import OpenAIAdapter
 
@@ -39,49 +33,19 @@ def _assistant(text: str) -> dict[str, Any]:
     return {"type": "message", "role": "assistant", "content": text}
 
 
-def _round_items(tool_round: ToolRound) -> list[dict[str, Any]]:
-    items = [_assistant(tool_round.text)] if tool_round.text else []
-    items += [
-        {
-            "type": "function_call",
-            "call_id": use.id,
-            "name": use.name,
-            "arguments": canonical_json(use.input),
-        }
-        for use in tool_round.tool_uses
-    ]
-    items += [
-        {"type": "function_call_output", "call_id": use.id, "output": canonical_json(use.output)}
-        for use in tool_round.tool_uses
-    ]
-    return items
-
-
 class OpenAIResponsesAdapter(OpenAIAdapter):
     adapter_name = "openai_responses"
+    label = "OpenAI Responses"
     provider_name = "OpenAI"
 
     def endpoint(self, request: dict[str, Any]) -> str:
         return f"{self.base_url}/responses"
 
     def build_request(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
-        items: list[dict[str, Any]] = []
-        for kind, value in prompt_items(prompt):
-            if kind == "user":
-                items.append({"type": "message", "role": "user", "content": [_input_text(value)]})
-            elif kind == "assistant":
-                items.append(_assistant(value))
-            elif kind == "round":
-                items.extend(_round_items(value))
-            else:
-                newest = [_input_text(value)]
-                if prompt.turn_slot:
-                    newest.append(_input_text(slot_text(prompt)))
-                items.append({"type": "message", "role": "user", "content": newest})
         request: dict[str, Any] = {
             "model": self.vessel.model,
             "instructions": prompt.system_text,
-            "input": items,
+            "input": self.render_conversation(prompt),
             "max_output_tokens": self.vessel.max_output_tokens,
             "prompt_cache_key": prompt.conversation_id,
             "store": False,
@@ -98,6 +62,38 @@ class OpenAIResponsesAdapter(OpenAIAdapter):
                 for t in tools
             ]
         return request
+
+    def render_system(self, text: str) -> list[Message]:
+        return []  # the system text goes in ``instructions``
+
+    def render_user(self, text: str, *, slot: Sequence[str] = ()) -> list[Message]:
+        content = [_input_text(part) for part in (text, *slot)]
+        return [{"type": "message", "role": "user", "content": content}]
+
+    def render_assistant_text(self, text: str) -> list[Message]:
+        return [_assistant(text)]
+
+    def render_assistant_round(self, text: str, tool_uses: Sequence[ToolUse]) -> list[Message]:
+        items = [_assistant(text)] if text else []
+        return items + [
+            {
+                "type": "function_call",
+                "call_id": use.id,
+                "name": use.name,
+                "arguments": canonical_json(use.input),
+            }
+            for use in tool_uses
+        ]
+
+    def render_tool_results(self, tool_uses: Sequence[ToolUse]) -> list[Message]:
+        return [
+            {
+                "type": "function_call_output",
+                "call_id": use.id,
+                "output": canonical_json(use.output),
+            }
+            for use in tool_uses
+        ]
 
     def with_json_mode(
         self, request: dict[str, Any], *, schema: dict[str, Any], schema_name: str

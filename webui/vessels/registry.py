@@ -1,35 +1,56 @@
-"""Chooses the adapter class for a vessel from its ``adapter`` field."""
+"""The adapters this installation provides, filed under the ``Vessel.adapter`` value each serves.
+
+Each adapter class names itself (``adapter_name``, with a ``label`` for the vessel form); the
+registry and the ``Vessel.adapter`` choices are both built from :data:`ADAPTERS`, so adding a
+provider is one module and one line here.
+"""
 
 from typing import TYPE_CHECKING
 
-from django.utils.module_loading import import_string
-
+from webui.vessels.anthropic import AnthropicAdapter
 from webui.vessels.base import VesselAdapter
 from webui.vessels.errors import VesselConfigurationError
+from webui.vessels.gemini import GeminiAdapter
+from webui.vessels.offline import OfflineAdapter
+from webui.vessels.ollama import OllamaAdapter
+from webui.vessels.openai import OpenAIAdapter
+from webui.vessels.openai_compatible import OpenAICompatibleAdapter
+from webui.vessels.openai_responses import OpenAIResponsesAdapter
 
 if TYPE_CHECKING:
     from webui.models import Vessel
 
-ADAPTER_CLASSES: dict[str, str] = {
-    "anthropic": "webui.vessels.anthropic.AnthropicAdapter",
-    "openai": "webui.vessels.openai.OpenAIAdapter",
-    "openai_responses": "webui.vessels.openai_responses.OpenAIResponsesAdapter",
-    "gemini": "webui.vessels.gemini.GeminiAdapter",
-    "ollama": "webui.vessels.ollama.OllamaAdapter",
-    "openai_compatible": "webui.vessels.openai_compatible.OpenAICompatibleAdapter",
-    "offline": "webui.vessels.offline.OfflineAdapter",
+#: Every adapter, in the order the vessel form lists them.
+ADAPTERS: tuple[type[VesselAdapter], ...] = (
+    AnthropicAdapter,
+    OpenAIAdapter,
+    OpenAIResponsesAdapter,
+    GeminiAdapter,
+    OllamaAdapter,
+    OpenAICompatibleAdapter,
+    OfflineAdapter,
+)
+
+#: Each adapter class under the ``Vessel.adapter`` value it serves.
+ADAPTER_CLASSES: dict[str, type[VesselAdapter]] = {
+    adapter.adapter_name: adapter for adapter in ADAPTERS
 }
+
+
+def adapter_choices() -> list[tuple[str, str]]:
+    """``(value, label)`` for each adapter, in order: the ``Vessel.adapter`` field's choices."""
+    return [(adapter.adapter_name, adapter.label) for adapter in ADAPTERS]
 
 
 def build_adapter(vessel: "Vessel") -> VesselAdapter:
     """An adapter instance for ``vessel``, whether or not it is ready to be called."""
-    dotted = ADAPTER_CLASSES.get(vessel.adapter)
-    if dotted is None:
+    adapter_class = ADAPTER_CLASSES.get(vessel.adapter)
+    if adapter_class is None:
         raise VesselConfigurationError(
             f"The vessel {vessel.name} uses the adapter {vessel.adapter!r}, which this installation "
             "does not provide."
         )
-    return import_string(dotted)(vessel)
+    return adapter_class(vessel)
 
 
 def vessel_problem(vessel: "Vessel") -> str | None:
