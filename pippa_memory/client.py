@@ -1,10 +1,12 @@
 """The one client for the memory engine.
 
-Every call has a connect and a read timeout, a total deadline (a dripping engine is cut off), a
-response-size cap, a bearer token and an ``X-Request-Id``; every answer's JSON shape is validated;
-and one process-wide circuit breaker (pybreaker) makes calls cost nothing after repeated failures
-until its reset time. It never raises: a call that did not work returns an :class:`EngineAnswer`
-whose ``reason`` says why, which is what the chat paths need to stay absent-tolerant.
+The wire is the host's :mod:`webui.outbound_http` (a session for the ``memory-engine`` role, connect
+and read timeouts, a total deadline so a dripping engine is cut off, a response-size cap, redirects
+never followed). What is the engine's own lives here: a bearer token and an ``X-Request-Id`` on
+every call, every answer's JSON shape validated, and one process-wide circuit breaker (pybreaker)
+that makes calls cost nothing after repeated failures until its reset time. It never raises: a
+call that did not work returns an :class:`EngineAnswer` whose ``reason`` says why, which is what
+the chat paths need to stay absent-tolerant.
 """
 
 import json
@@ -16,20 +18,16 @@ from typing import Any
 
 import jsonschema
 import pybreaker
-import requests
-import urllib3
 
 from pippa_memory.conf import memory_settings
 from pippa_memory.contract import unusable_text_problem
+from webui import outbound_http
 from webui.canonical import canonical_bytes
-from webui.outbound_http import BodyTooLarge, DeadlineExceeded, read_body
 from webui.redaction import fit_to_show
 
 logger = logging.getLogger(__name__)
 
-SESSION = requests.Session()
-SESSION.mount("http://", requests.adapters.HTTPAdapter(max_retries=0))
-SESSION.mount("https://", requests.adapters.HTTPAdapter(max_retries=0))
+SESSION = outbound_http.OutgoingSession(role="memory-engine")
 
 
 class EngineFailure(Exception):
@@ -108,13 +106,6 @@ class _Breaker:
 BREAKER = _Breaker()
 
 
-def _retry_after(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None
-
-
 def call_engine(
     method: str,
     path: str,
@@ -133,22 +124,16 @@ def call_engine(
     5xx, unusable answer) do.
     """
     request_id = uuid.uuid4().hex
-    if not memory_settings.ENABLED:
-        return EngineAnswer.absent(
-            "memory_disabled", "Memory is switched off.", request_id=request_id
-        )
-    base = memory_settings.URL.rstrip("/")
-    if not base:
-        return EngineAnswer.absent(
-            "engine_unconfigured", "PIPPA_MEMORY_URL is not set.", request_id=request_id
-        )
+    refusal = _not_callable(request_id)
+    if refusal is not None:
+        return refusal
     seconds = budget if budget is not None else memory_settings.CHAT_BUDGET
     started = time.monotonic()
     try:
-        status, data, response_headers = BREAKER.get().call(
+        answer, data = BREAKER.get().call(
             _exchange,
             method,
-            f"{base}{path}",
+            f"{memory_settings.URL.rstrip('/')}{path}",
             body=body,
             schema=schema,
             deadline_at=started + seconds,
@@ -162,40 +147,72 @@ def call_engine(
             request_id=request_id,
         )
     except EngineFailure as failure:
-        latency = int((time.monotonic() - started) * 1000)
-        logger.warning(
-            "Memory engine %s %s failed (%s): %s [request %s]",
-            method,
-            path,
-            failure.reason,
-            failure.detail,
-            request_id,
+        return _absent_after(
+            failure, call=f"{method} {path}", started=started, request_id=request_id
         )
+    return _engine_answer(
+        answer, data, latency_ms=_milliseconds_since(started), request_id=request_id
+    )
+
+
+def _not_callable(request_id: str) -> EngineAnswer | None:
+    """The absent answer for a call that must not be made at all (memory off, no engine URL)."""
+    if not memory_settings.ENABLED:
         return EngineAnswer.absent(
-            failure.reason,
-            failure.detail,
-            status=failure.status,
-            latency_ms=latency,
-            request_id=request_id,
+            "memory_disabled", "Memory is switched off.", request_id=request_id
         )
-    latency = int((time.monotonic() - started) * 1000)
-    if status >= 400:
+    if not memory_settings.URL.rstrip("/"):
         return EngineAnswer.absent(
-            f"http_{status}",
-            f"The engine answered HTTP {status}.",
-            status=status,
+            "engine_unconfigured", "PIPPA_MEMORY_URL is not set.", request_id=request_id
+        )
+    return None
+
+
+def _absent_after(
+    failure: EngineFailure, *, call: str, started: float, request_id: str
+) -> EngineAnswer:
+    """The absent answer for a ``failure`` (one the breaker counted), logged with the request id."""
+    logger.warning(
+        "Memory engine %s failed (%s): %s [request %s]",
+        call,
+        failure.reason,
+        failure.detail,
+        request_id,
+    )
+    return EngineAnswer.absent(
+        failure.reason,
+        failure.detail,
+        status=failure.status,
+        latency_ms=_milliseconds_since(started),
+        request_id=request_id,
+    )
+
+
+def _milliseconds_since(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+def _engine_answer(
+    answer: outbound_http.Answer, data: Any, *, latency_ms: int, request_id: str
+) -> EngineAnswer:
+    """A 2xx as an ``ok`` answer with its data; a 4xx as absent (``http_<status>``), data kept."""
+    if answer.status >= 400:
+        return EngineAnswer.absent(
+            f"http_{answer.status}",
+            f"The engine answered HTTP {answer.status}.",
+            status=answer.status,
             data=data,
-            retry_after=_retry_after(response_headers.get("Retry-After")),
-            latency_ms=latency,
+            retry_after=outbound_http.retry_after_seconds(answer.headers.get("Retry-After")),
+            latency_ms=latency_ms,
             request_id=request_id,
         )
     return EngineAnswer(
         ok=True,
-        status=status,
+        status=answer.status,
         data=data,
-        latency_ms=latency,
+        latency_ms=latency_ms,
         request_id=request_id,
-        headers=response_headers,
+        headers=dict(answer.headers),
     )
 
 
@@ -208,54 +225,59 @@ def _exchange(
     deadline_at: float,
     request_id: str,
     extra_headers: dict[str, str],
-) -> tuple[int, Any, dict[str, str]]:
-    """One HTTP exchange; raises :class:`EngineFailure` for anything that counts as a failure."""
-    remaining = deadline_at - time.monotonic()
-    if remaining <= 0:
-        raise EngineFailure("timeout", "No time was left in the budget for the call.")
+) -> tuple[outbound_http.Answer, Any]:
+    """One HTTP exchange and its usable JSON; raises :class:`EngineFailure` for any failure."""
     headers = {"Accept": "application/json", "X-Request-Id": request_id, **extra_headers}
     if memory_settings.TOKEN:
         headers["Authorization"] = f"Bearer {memory_settings.TOKEN}"
-    data = None
     if body is not None:
         headers["Content-Type"] = "application/json"
-        data = canonical_bytes(body)
     try:
-        response = SESSION.request(
+        answer = outbound_http.exchange(
+            SESSION,
             method,
             url,
-            data=data,
+            data=canonical_bytes(body) if body is not None else None,
             headers=headers,
-            timeout=(
-                min(memory_settings.CONNECT_TIMEOUT, remaining),
-                min(memory_settings.READ_TIMEOUT, remaining),
-            ),
-            stream=True,
-            allow_redirects=False,
+            connect_timeout=memory_settings.CONNECT_TIMEOUT,
+            read_timeout=memory_settings.READ_TIMEOUT,
+            deadline_at=deadline_at,
+            max_bytes=memory_settings.MAX_RESPONSE_BYTES,
         )
-        try:
-            raw = read_body(
-                response, deadline_at=deadline_at, max_bytes=memory_settings.MAX_RESPONSE_BYTES
-            )
-        finally:
-            response.close()
-    except BodyTooLarge as exc:
-        raise EngineFailure("too_large", f"The engine's answer was refused: {exc}.") from exc
-    except (DeadlineExceeded, requests.Timeout, urllib3.exceptions.ReadTimeoutError) as exc:
-        raise EngineFailure("timeout", "The engine did not answer within the budget.") from exc
-    except (requests.ConnectionError, urllib3.exceptions.ProtocolError) as exc:
+    except outbound_http.RequestNotMade as failure:
+        # Only the exception's type: its text can quote a header value, and so the token.
         raise EngineFailure(
-            "connection_failed", f"The engine could not be reached ({type(exc).__name__})."
-        ) from exc
-    status = response.status_code
-    response_headers = dict(response.headers)
+            "request_failed", f"The call to the engine could not be made ({failure})."
+        ) from None
+    except outbound_http.OutgoingFailure as failure:
+        raise _transport_failure(failure) from failure
+    return answer, _usable_data(answer, schema=schema)
+
+
+def _transport_failure(failure: outbound_http.OutgoingFailure) -> EngineFailure:
+    """Our failure for an answer that never (fully) came: too large, too late, or unreachable."""
+    if isinstance(failure, outbound_http.BodyTooLarge):
+        return EngineFailure("too_large", f"The engine's answer was refused: {failure}.")
+    if isinstance(failure, outbound_http.NoTimeLeft):
+        return EngineFailure("timeout", "No time was left in the budget for the call.")
+    if isinstance(failure, outbound_http.DeadlineExceeded):
+        return EngineFailure("timeout", "The engine did not answer within the budget.")
+    return EngineFailure("connection_failed", f"The engine could not be reached ({failure}).")
+
+
+def _usable_data(answer: outbound_http.Answer, *, schema: dict[str, Any] | None) -> Any:
+    """The answer's JSON, checked; :class:`EngineFailure` for a 3xx, a 5xx or an unusable 2xx.
+
+    A 4xx is an answer: its body is kept when it is usable JSON and dropped (``None``) when not.
+    """
+    status = answer.status
     if status >= 500:
         raise EngineFailure("http_error", f"The engine answered HTTP {status}.", status=status)
     if 300 <= status < 400:
         # Redirects are never followed; a moved engine is a misconfiguration, not a business answer.
         raise EngineFailure("redirect", f"The engine answered HTTP {status}.", status=status)
     try:
-        parsed = json.loads(raw) if raw else None
+        parsed = json.loads(answer.body) if answer.body else None
     except ValueError as exc:
         if status < 300:
             raise EngineFailure("invalid_json", "The engine's answer is not JSON.") from exc
@@ -273,4 +295,4 @@ def _exchange(
             raise EngineFailure(
                 "wrong_shape", f"The engine's answer has the wrong shape at {where}: {exc.message}"
             ) from exc
-    return status, parsed, response_headers
+    return parsed

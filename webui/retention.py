@@ -2,7 +2,7 @@
 
 The host keeps finished task results (the django-tasks database backend's rows), unattended runs
 with their conversations, and temporary conversations; each window is a number of days in
-``settings.WEBUI`` (``PRUNE_*_DAYS``), where 0 keeps those rows for ever. A plug-in adds its own
+``webui.conf`` (``PRUNE_*_DAYS``), where 0 keeps those rows for ever. A plug-in adds its own
 rows through :meth:`webui.extensions.TurnExtension.prune_targets`. Everything a conversation owns
 (its messages, and a plug-in's rows with a cascading key, such as pin records) goes with it.
 ``manage.py prune`` runs this by hand; the scheduler runs it once a day (:func:`run_daily_prune`).
@@ -15,11 +15,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.apps import apps
-from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from webui.conf import webui_settings
 from webui.extensions import registered_extensions
 from webui.models import Conversation, DailyChore, UnattendedRun
 
@@ -82,7 +82,6 @@ def windowed_target(
 
 def host_prune_targets(*, now: datetime) -> list[PruneTarget]:
     """The host's own rows past their windows at ``now``."""
-    windows = settings.WEBUI
     targets = []
     if apps.is_installed("django_tasks_db"):
         from django_tasks_db.models import DBTaskResult
@@ -91,7 +90,7 @@ def host_prune_targets(*, now: datetime) -> list[PruneTarget]:
             windowed_target(
                 label="task results",
                 rule="finished more than {window} ago",
-                days=windows["PRUNE_TASK_RESULTS_DAYS"],
+                days=webui_settings.PRUNE_TASK_RESULTS_DAYS,
                 setting="WEBUI_PRUNE_TASK_RESULTS_DAYS",
                 now=now,
                 rows=lambda cutoff: DBTaskResult.objects.finished().filter(finished_at__lt=cutoff),
@@ -109,7 +108,7 @@ def host_prune_targets(*, now: datetime) -> list[PruneTarget]:
             windowed_target(
                 label=label,
                 rule="started more than {window} ago",
-                days=windows["PRUNE_UNATTENDED_RUNS_DAYS"],
+                days=webui_settings.PRUNE_UNATTENDED_RUNS_DAYS,
                 setting="WEBUI_PRUNE_UNATTENDED_RUNS_DAYS",
                 now=now,
                 rows=rows,
@@ -119,7 +118,7 @@ def host_prune_targets(*, now: datetime) -> list[PruneTarget]:
         windowed_target(
             label="temporary conversations",
             rule="quiet for more than {window}",
-            days=windows["PRUNE_TEMPORARY_DAYS"],
+            days=webui_settings.PRUNE_TEMPORARY_DAYS,
             setting="WEBUI_PRUNE_TEMPORARY_DAYS",
             now=now,
             rows=lambda cutoff: Conversation.objects.filter(
@@ -163,7 +162,7 @@ def delete_in_batches(
 
 def prune(*, now: datetime | None = None, batch_size: int | None = None) -> dict[str, int]:
     """Delete every row past its window; returns how many of each kind (only kinds with any)."""
-    size = batch_size or settings.WEBUI["PRUNE_BATCH_SIZE"]
+    size = batch_size or webui_settings.PRUNE_BATCH_SIZE
     if not isinstance(size, int) or size < 1:
         raise RetentionError(f"WEBUI_PRUNE_BATCH_SIZE must be at least 1, not {size!r}.")
     counts: dict[str, int] = {}

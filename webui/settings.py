@@ -11,6 +11,8 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from webui.conf import from_environment
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -181,24 +183,9 @@ else:
     )
 RQ_QUEUES = {"default": {"URL": env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")}}
 
-# The host's own knobs.
-WEBUI = {
-    # Tool rounds one turn may take before the turn stops and says so.
-    "MAX_TOOL_ROUNDS": env.int("WEBUI_MAX_TOOL_ROUNDS", default=4),
-    # Longest user message the API accepts, in characters.
-    "MAX_MESSAGE_CHARS": env.int("WEBUI_MAX_MESSAGE_CHARS", default=20000),
-    # Full-jitter backoff between retries of a vessel call: uniform(0, min(max, base * 2**n)).
-    "VESSEL_RETRY_BASE_DELAY": env.float("WEBUI_VESSEL_RETRY_BASE_DELAY", default=0.5),
-    "VESSEL_RETRY_MAX_DELAY": env.float("WEBUI_VESSEL_RETRY_MAX_DELAY", default=8.0),
-    # Retention (`manage.py prune`, run daily by the scheduler): days before each kind of row is
-    # deleted; 0 keeps it for ever. Finished task results; unattended runs with their
-    # conversations; temporary conversations, counted from their last message.
-    "PRUNE_TASK_RESULTS_DAYS": env.float("WEBUI_PRUNE_TASK_RESULTS_DAYS", default=14.0),
-    "PRUNE_UNATTENDED_RUNS_DAYS": env.float("WEBUI_PRUNE_UNATTENDED_RUNS_DAYS", default=90.0),
-    "PRUNE_TEMPORARY_DAYS": env.float("WEBUI_PRUNE_TEMPORARY_DAYS", default=1.0),
-    # Rows deleted per transaction.
-    "PRUNE_BATCH_SIZE": env.int("WEBUI_PRUNE_BATCH_SIZE", default=500),
-}
+# The host's own knobs: the WEBUI_* variables that are set; the rest take their defaults from
+# webui/conf.py, where each is stated once and described.
+WEBUI = from_environment(env)
 
 # The memory plug-in. One flag closes every seam on this side; the rest arrives with later features.
 PIPPA_MEMORY = {

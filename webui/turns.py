@@ -10,11 +10,11 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 
 from webui.assembly import assemble_prompt
 from webui.canonical import json_roundtrip, without_nul
+from webui.conf import webui_settings
 from webui.extensions import TurnContext, registered_extensions
 from webui.models import Conversation, Message
 from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound, ToolUse
@@ -147,7 +147,7 @@ def run_vessel(
     *, adapter: VesselAdapter, prompt: Prompt, tools: list[ToolDefinition], turn: TurnContext
 ) -> tuple[str, list[ToolRound], dict[str, int]]:
     """Call the vessel until it answers without tool calls, or the round limit is reached."""
-    max_rounds = settings.WEBUI["MAX_TOOL_ROUNDS"]
+    max_rounds = webui_settings.MAX_TOOL_ROUNDS
     rounds: list[ToolRound] = []
     used_ids: set[str] = set()
     usage = normalised_usage()

@@ -2,9 +2,9 @@
 
 import re
 
-from django.conf import settings
 from rest_framework import serializers
 
+from webui.conf import webui_settings
 from webui.models import Conversation, Message, Soul, Vessel
 
 SLUG = re.compile(r"^[-a-zA-Z0-9_]+\Z")
@@ -83,7 +83,7 @@ class SendMessageSerializer(serializers.Serializer):
     text = StrictCharField(trim_whitespace=True, allow_blank=False)
 
     def validate_text(self, text: str) -> str:
-        limit = settings.WEBUI["MAX_MESSAGE_CHARS"]
+        limit = webui_settings.MAX_MESSAGE_CHARS
         if len(text) > limit:
             raise serializers.ValidationError(
                 f"A message may be at most {limit} characters; this one has {len(text)}."

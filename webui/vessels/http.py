@@ -1,56 +1,43 @@
-"""Shared HTTP machinery for the provider adapters (django-anymail's ``base_requests`` in spirit).
+"""What the HTTP provider adapters share (django-anymail's ``base_requests`` in spirit).
 
-One ``requests.Session`` for the process; every call has a connect timeout, a read timeout and a
-total deadline (``requests`` timeouts are per socket operation, so a server dripping a byte a
-second is cut off by our own clock while the body is read); bodies are capped in size; redirects
-are never followed; retryable failures (429, 503/529 overload, 5xx, timeouts, refused connections)
-are retried a bounded number of times with full-jitter backoff, honouring ``Retry-After``.
+The wire itself is :mod:`webui.outbound_http` (a session for the ``vessel`` role, connect and read
+timeouts, a total deadline checked while the body is read, a size cap, redirects never followed).
+What is the vessels' own lives here: posting canonical JSON, turning what went wrong into a
+:class:`VesselError` that says whether a retry may help, and retrying those that may (429, 503/529
+overload, 5xx, timeouts, refused connections) a bounded number of times within the vessel's
+deadline, with full-jitter backoff honouring ``Retry-After``.
 """
 
 import json
 import logging
-import random
 import time
-from email.utils import parsedate_to_datetime
 from typing import Any, ClassVar
 
-import requests
-import urllib3
-from django.conf import settings
-from django.utils import timezone
-
 from webui.canonical import canonical_bytes
-from webui.outbound_http import BodyTooLarge, DeadlineExceeded, read_body
+from webui.conf import webui_settings
+from webui.outbound_http import (
+    Answer,
+    BodyTooLarge,
+    DeadlineExceeded,
+    OutgoingFailure,
+    OutgoingSession,
+    RequestNotMade,
+    exchange,
+    full_jitter_delay,
+    retry_after_seconds,
+)
 from webui.redaction import mask_secrets
 from webui.vessels.base import VesselAdapter
 from webui.vessels.errors import VesselError
 
 logger = logging.getLogger(__name__)
 
-SESSION = requests.Session()
-# Retries are ours (they must respect the deadline), never urllib3's.
-SESSION.mount("https://", requests.adapters.HTTPAdapter(max_retries=0))
-SESSION.mount("http://", requests.adapters.HTTPAdapter(max_retries=0))
+SESSION = OutgoingSession(role="vessel")
 
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 
 # Tests replace this to record delays instead of waiting them out.
 sleep = time.sleep
-
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """``Retry-After`` as seconds: either a number of seconds or an HTTP date."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, (when - timezone.now()).total_seconds())
 
 
 def body_excerpt(raw: bytes, *, chars: int = 200) -> str:
@@ -60,10 +47,12 @@ def body_excerpt(raw: bytes, *, chars: int = 200) -> str:
 
 
 def backoff_delay(attempt: int) -> float:
-    """AWS "full jitter": uniform(0, min(cap, base * 2**attempt))."""
-    base = settings.WEBUI.get("VESSEL_RETRY_BASE_DELAY", 0.5)
-    cap = settings.WEBUI.get("VESSEL_RETRY_MAX_DELAY", 8.0)
-    return random.uniform(0, min(cap, base * 2**attempt))
+    """The full-jitter wait before retry ``attempt`` (0 first), from the ``VESSEL_RETRY_*`` settings."""
+    return full_jitter_delay(
+        attempt=attempt,
+        base=webui_settings.VESSEL_RETRY_BASE_DELAY,
+        cap=webui_settings.VESSEL_RETRY_MAX_DELAY,
+    )
 
 
 def error_for_status(
@@ -162,73 +151,72 @@ class RequestsAdapter(VesselAdapter):
                 attempt += 1
 
     def post_once(self, request: dict[str, Any], *, deadline_at: float) -> Any:
-        """One POST with the connect and read timeouts, the total deadline and the size cap."""
-        remaining = deadline_at - time.monotonic()
-        if remaining <= 0:
-            raise self.timeout_error()
-        url = self.endpoint(request)
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            **self.headers(),
-        }
+        """One POST within the vessel's timeouts, the deadline and the size cap; its JSON answer."""
         try:
-            response = SESSION.post(
-                url,
+            answer = exchange(
+                SESSION,
+                "POST",
+                self.endpoint(request),
                 data=canonical_bytes(self.wire_body(request)),
-                headers=headers,
-                timeout=(
-                    min(self.vessel.connect_timeout, remaining),
-                    min(self.vessel.read_timeout, remaining),
-                ),
-                stream=True,
-                allow_redirects=False,
+                headers={
+                    "Content-Type": "application/json",
+                    "Accept": "application/json",
+                    **self.headers(),
+                },
+                connect_timeout=self.vessel.connect_timeout,
+                read_timeout=self.vessel.read_timeout,
+                deadline_at=deadline_at,
+                max_bytes=MAX_RESPONSE_BYTES,
             )
-            try:
-                raw = read_body(response, deadline_at=deadline_at, max_bytes=MAX_RESPONSE_BYTES)
-            finally:
-                response.close()
-        except BodyTooLarge as exc:
-            raise VesselError(
-                f"{self.provider_name} sent too large an answer ({exc}); refused.",
-                code="response_too_large",
-            ) from exc
-        except (DeadlineExceeded, requests.Timeout, urllib3.exceptions.ReadTimeoutError) as exc:
-            raise self.timeout_error() from exc
-        except (requests.ConnectionError, urllib3.exceptions.ProtocolError) as exc:
-            raise VesselError(
-                f"{self.provider_name} at {self.base_url} could not be reached ({type(exc).__name__}).",
-                code="connection_failed",
-                retryable=True,
-            ) from exc
-        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+        except RequestNotMade as failure:
             # Only the exception's type: its text can quote a header value, and so the API key.
             raise VesselError(
-                f"The request to {self.provider_name} could not be made ({type(exc).__name__}); "
+                f"The request to {self.provider_name} could not be made ({failure}); "
                 "check the vessel's base URL and key.",
                 code="request_failed",
             ) from None
+        except OutgoingFailure as failure:
+            raise self.transport_error(failure) from failure
+        return self.answer_body(answer)
+
+    def answer_body(self, answer: Answer) -> Any:
+        """The JSON of a 2xx answer; a :class:`VesselError` for any other status or a non-JSON body."""
         try:
-            body = json.loads(raw) if raw else None
+            body = json.loads(answer.body) if answer.body else None
         except ValueError:
             body = None
-        if response.status_code >= 300:
+        if answer.status >= 300:
             message, provider_code = self.error_message(body) if body is not None else (None, None)
-            detail = str(message or "") or body_excerpt(raw) or response.reason
+            detail = str(message or "") or body_excerpt(answer.body) or answer.reason
             raise error_for_status(
-                status=response.status_code,
-                message=f"{self.provider_name} answered HTTP {response.status_code}: {detail}",
+                status=answer.status,
+                message=f"{self.provider_name} answered HTTP {answer.status}: {detail}",
                 provider_code=provider_code,
-                retry_after=retry_after_seconds(response.headers.get("Retry-After")),
+                retry_after=retry_after_seconds(answer.headers.get("Retry-After")),
             )
         if body is None:
             raise VesselError(
                 f"{self.provider_name} answered with a body that is not JSON: "
-                f"{body_excerpt(raw)!r}",
+                f"{body_excerpt(answer.body)!r}",
                 code="bad_response",
-                status=response.status_code,
+                status=answer.status,
             )
         return body
+
+    def transport_error(self, failure: OutgoingFailure) -> VesselError:
+        """Our error for an answer that never (fully) came: too large, too late, or unreachable."""
+        if isinstance(failure, BodyTooLarge):
+            return VesselError(
+                f"{self.provider_name} sent too large an answer ({failure}); refused.",
+                code="response_too_large",
+            )
+        if isinstance(failure, DeadlineExceeded):
+            return self.timeout_error()
+        return VesselError(
+            f"{self.provider_name} at {self.base_url} could not be reached ({failure}).",
+            code="connection_failed",
+            retryable=True,
+        )
 
     def timeout_error(self) -> VesselError:
         return VesselError(

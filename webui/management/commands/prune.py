@@ -2,11 +2,11 @@
 
 from typing import Any
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 from django.utils import timezone
 from tqdm import tqdm
 
+from webui.conf import webui_settings
 from webui.retention import RetentionError, delete_in_batches, prune_targets
 
 
@@ -31,7 +31,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true", help="No progress bars.")
 
     def handle(self, *args: Any, dry_run: bool, batch_size: int | None, **options: Any) -> None:
-        size = batch_size if batch_size is not None else settings.WEBUI["PRUNE_BATCH_SIZE"]
+        size = batch_size if batch_size is not None else webui_settings.PRUNE_BATCH_SIZE
         if size < 1:
             raise CommandError(f"--batch-size must be at least 1, not {size}.")
         try:

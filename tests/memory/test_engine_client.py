@@ -1,0 +1,42 @@
+"""The engine client on the host's one outbound exchange: it names its role, reads ``Retry-After``
+as seconds or an HTTP date, and keeps its promise never to raise even when the call cannot be
+made at all. Over a real socket, against the reference engine."""
+
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from typing import Any
+
+from pippa_memory.client import call_engine
+from pippa_memory.reference_engine import ReferenceEngine
+
+HEAD = "/v1/souls/pippa/head"
+
+
+def test_engine_calls_name_the_memory_engine_role(memory_on: ReferenceEngine) -> None:
+    assert call_engine("GET", HEAD).ok
+
+    assert memory_on.received[0]["headers"]["User-Agent"] == "pippa-webui (memory-engine)"
+
+
+def test_a_throttle_with_an_http_date_says_how_long_to_wait(memory_on: ReferenceEngine) -> None:
+    in_an_hour = format_datetime(datetime.now(UTC) + timedelta(hours=1), usegmt=True)
+    memory_on.set_fault("throttle", retry_after=in_an_hour)
+
+    answer = call_engine("GET", HEAD)
+
+    assert answer.reason == "http_429"
+    assert answer.retry_after is not None
+    assert 3000 < answer.retry_after <= 3600
+
+
+def test_a_token_that_cannot_be_a_header_is_absent_not_raised_and_not_quoted(
+    memory_on: ReferenceEngine, configure: Any
+) -> None:
+    configure(TOKEN="engine-tok\nen-SECRET")
+
+    answer = call_engine("GET", HEAD)
+
+    assert (answer.ok, answer.reason) == (False, "request_failed")
+    assert "SECRET" not in answer.detail
+    assert "engine-tok" not in answer.detail
+    assert memory_on.received == []

@@ -1,0 +1,66 @@
+"""The host's own settings: one namespaced ``WEBUI`` dict in Django settings, with defaults here only.
+
+Each setting ``NAME`` is read, in order, from ``settings.WEBUI["NAME"]`` and from its default
+below. ``webui/settings.py`` fills that dict from the environment with :func:`from_environment`
+(``WEBUI_NAME``, cast to the default's type), so a variable that is not set falls through to the
+default stated here and nowhere else. Read through :data:`webui_settings`, which looks the value up
+on every access so that ``override_settings`` in tests is always seen (as ``pippa_memory.conf``
+does for the plug-in).
+"""
+
+from typing import Any
+
+import environ
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+DEFAULTS: dict[str, Any] = {
+    # Tool rounds one turn may take before the turn stops and says so.
+    "MAX_TOOL_ROUNDS": 4,
+    # Longest user message the API accepts, in characters.
+    "MAX_MESSAGE_CHARS": 20000,
+    # Full-jitter backoff between retries of a vessel call: uniform(0, min(max, base * 2**n)).
+    "VESSEL_RETRY_BASE_DELAY": 0.5,
+    "VESSEL_RETRY_MAX_DELAY": 8.0,
+    # Retention (`manage.py prune`, run daily by the scheduler): days before each kind of row is
+    # deleted; 0 keeps it for ever. Finished task results; unattended runs with their
+    # conversations; temporary conversations, counted from their last message.
+    "PRUNE_TASK_RESULTS_DAYS": 14.0,
+    "PRUNE_UNATTENDED_RUNS_DAYS": 90.0,
+    "PRUNE_TEMPORARY_DAYS": 1.0,
+    # Rows deleted per transaction.
+    "PRUNE_BATCH_SIZE": 500,
+}
+
+
+def from_environment(env: environ.Env) -> dict[str, Any]:
+    """The ``WEBUI_*`` variables that are set, each cast to its default's type (for settings.py).
+
+    A value that is not of that type stops the start with the variable's name and what it held.
+    """
+    read = {}
+    for name, default in DEFAULTS.items():
+        variable = f"WEBUI_{name}"
+        if variable not in env:
+            continue
+        kind = type(default)
+        try:
+            read[name] = env.get_value(variable, cast=kind)
+        except ValueError:
+            noun = "a whole number" if kind is int else "a number"
+            raise ImproperlyConfigured(
+                f"{variable} must be {noun}, not {env.str(variable)!r}."
+            ) from None
+    return read
+
+
+class WebUISettings:
+    """Attribute access to ``settings.WEBUI`` with :data:`DEFAULTS` filled in."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in DEFAULTS:
+            raise AttributeError(f"Unknown WEBUI setting: {name}")
+        return getattr(settings, "WEBUI", {}).get(name, DEFAULTS[name])
+
+
+webui_settings = WebUISettings()
