@@ -6,12 +6,13 @@ A down engine costs one bounded wait per turn at most, then nothing once the bre
 import time
 
 from pippa_memory.conf import memory_settings
+from pippa_memory.turn_state import MemoryTurn
 from webui.extensions import TurnContext
-
-KEY = "pippa_memory.deadline"
 
 
 def remaining(turn: TurnContext) -> float:
     """Seconds left in this turn's engine budget; the clock starts at the first engine call."""
-    deadline = turn.extras.setdefault(KEY, time.monotonic() + memory_settings.CHAT_BUDGET)
-    return max(0.0, deadline - time.monotonic())
+    state = turn.state(MemoryTurn)
+    if state.deadline is None:
+        state.deadline = time.monotonic() + memory_settings.CHAT_BUDGET
+    return max(0.0, state.deadline - time.monotonic())

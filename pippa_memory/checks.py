@@ -17,35 +17,45 @@ def check_memory_settings(app_configs: Any = None, **kwargs: Any) -> list[checks
 
     With memory switched off nothing is checked: no setting is used then.
     """
-    found: list[checks.CheckMessage] = []
     if not memory_settings.ENABLED:
-        return found
+        return []
+    return [*engine_problems(), *brain_secret_problems(), *number_problems()]
+
+
+def engine_problems() -> list[checks.CheckMessage]:
+    """``W001`` for no engine URL; ``E001`` for one that is not http(s), ``W002`` for no token."""
     url = memory_settings.URL
     if not url:
-        found.append(
+        return [
             checks.Warning(
                 "PIPPA_MEMORY_URL is not set: memory runs absent (no block, no engine calls).",
                 hint="Set PIPPA_MEMORY_URL to the memory engine, or PIPPA_MEMORY_ENABLED=false.",
                 id="pippa_memory.W001",
             )
+        ]
+    found: list[checks.CheckMessage] = []
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        found.append(
+            checks.Error(
+                f"PIPPA_MEMORY_URL {url!r} is not an http(s) URL.",
+                hint="For example http://127.0.0.1:8765",
+                id="pippa_memory.E001",
+            )
         )
-    else:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            found.append(
-                checks.Error(
-                    f"PIPPA_MEMORY_URL {url!r} is not an http(s) URL.",
-                    hint="For example http://127.0.0.1:8765",
-                    id="pippa_memory.E001",
-                )
+    if not memory_settings.TOKEN:
+        found.append(
+            checks.Warning(
+                "PIPPA_MEMORY_TOKEN is not set: calls to the engine carry no credentials.",
+                id="pippa_memory.W002",
             )
-        if not memory_settings.TOKEN:
-            found.append(
-                checks.Warning(
-                    "PIPPA_MEMORY_TOKEN is not set: calls to the engine carry no credentials.",
-                    id="pippa_memory.W002",
-                )
-            )
+        )
+    return found
+
+
+def brain_secret_problems() -> list[checks.CheckMessage]:
+    """``E004`` for each brain-door secret that is not a ``whsec_`` secret."""
+    found: list[checks.CheckMessage] = []
     for secret in memory_settings.BRAIN_SECRET.split():
         try:
             Webhook(secret)
@@ -57,6 +67,13 @@ def check_memory_settings(app_configs: Any = None, **kwargs: Any) -> list[checks
                     id="pippa_memory.E004",
                 )
             )
+    return found
+
+
+def number_problems() -> list[checks.CheckMessage]:
+    """``E002`` for a time that is not a positive number of seconds, ``E003`` for a count or size
+    that is not a whole number of at least 1."""
+    found: list[checks.CheckMessage] = []
     for name in ("CONNECT_TIMEOUT", "READ_TIMEOUT", "CHAT_BUDGET", "BREAKER_RESET_TIMEOUT"):
         value = getattr(memory_settings, name)
         if not isinstance(value, int | float) or value <= 0:

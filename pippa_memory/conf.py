@@ -1,12 +1,16 @@
 """The plug-in's settings: one namespaced ``PIPPA_MEMORY`` dict in Django settings, with defaults.
 
 Read through :data:`memory_settings`, which looks the value up on every access so that
-``override_settings`` in tests and changes between requests are always seen.
+``override_settings`` in tests and changes between requests are always seen. Whether memory takes
+part in one conversation is one predicate, :func:`memory_applies`.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+
+if TYPE_CHECKING:
+    from webui.models import Conversation
 
 DEFAULTS: dict[str, Any] = {
     # The one switch: false closes every seam and door on this side.
@@ -68,3 +72,19 @@ class MemorySettings:
 
 
 memory_settings = MemorySettings()
+
+
+def why_memory_does_not_apply(conversation: "Conversation") -> str | None:
+    """Why memory takes no part in ``conversation``, as the reason its pin records
+    (``memory_disabled``: switched off for the household; ``temporary``: a temporary chat, of which
+    nothing is remembered), or ``None`` when it does."""
+    if not memory_settings.ENABLED:
+        return "memory_disabled"
+    if conversation.temporary:
+        return "temporary"
+    return None
+
+
+def memory_applies(conversation: "Conversation") -> bool:
+    """Whether memory takes part in ``conversation``: switched on, and not a temporary chat."""
+    return why_memory_does_not_apply(conversation) is None

@@ -5,16 +5,25 @@ from typing import Any
 
 from pippa_memory import answers, tool_verbs, unattended
 from pippa_memory.budget import remaining
-from pippa_memory.conf import memory_settings
-from pippa_memory.pinning import pinned_block
+from pippa_memory.conf import memory_applies, memory_settings, why_memory_does_not_apply
+from pippa_memory.pinning import pinned_block, settle_turn_pin
 from pippa_memory.retention import memory_prune_targets
 from pippa_memory.tool import MEMORY_TOOL, TOOL_NAME, input_problem
+from pippa_memory.turn_state import MemoryTurn
 from webui.extensions import TurnContext, TurnExtension
 from webui.models import Conversation, Message, UnattendedRun
 from webui.prompt import ToolCall, ToolDefinition
 from webui.retention import PruneTarget
 
-ANSWERS_KEY = "pippa_memory.answers"
+#: Conversations with no human in them: they carry a bundle or a brief, attached (and pinned) by
+#: ``prepare_unattended`` before their turn, in the memory block's place.
+UNATTENDED_KINDS = (Conversation.Kind.JOB, Conversation.Kind.WAKE)
+
+#: What a tool call gets when memory takes no part in the conversation, by the reason.
+LEFT_OUT_MESSAGES = {
+    "memory_disabled": "Memory is switched off for this household; carry on without it.",
+    "temporary": "Nothing is remembered in a temporary chat; carry on without memory.",
+}
 
 
 class MemoryExtension(TurnExtension):
@@ -23,28 +32,31 @@ class MemoryExtension(TurnExtension):
     name = "pippa_memory"
     offers_memory_tool = True
 
+    def settle(self, *, turn: TurnContext) -> None:
+        conversation = turn.conversation
+        if conversation.kind in UNATTENDED_KINDS:
+            return  # pinned with its bundle or brief before the turn
+        settle_turn_pin(conversation, budget=remaining(turn))
+
     def memory_block(self, *, turn: TurnContext) -> str | None:
         conversation = turn.conversation
-        if conversation.kind in (Conversation.Kind.JOB, Conversation.Kind.WAKE):
-            # Unattended runs carry a bundle or a brief, attached before their turn.
+        if conversation.kind in UNATTENDED_KINDS:
             return unattended.unattended_block(conversation)
-        return pinned_block(conversation, budget=remaining(turn))
+        return pinned_block(conversation)
 
     def turn_slot_parts(self, *, turn: TurnContext) -> list[str]:
         conversation = turn.conversation
-        if not memory_settings.ENABLED or conversation.temporary:
+        if not memory_applies(conversation):
             return []
         ready = answers.ready_answers(conversation, budget=remaining(turn))
         if not ready:
             return []
-        turn.extras[ANSWERS_KEY] = ready
+        turn.state(MemoryTurn).delivered_answers = ready
         return [answers.slot_text(ready)]
 
     def tools(self, *, turn: TurnContext) -> list[ToolDefinition]:
         conversation = turn.conversation
-        if not memory_settings.ENABLED or conversation.temporary:
-            return []
-        if not conversation.vessel.memory_tool_enabled:
+        if not memory_applies(conversation) or not conversation.vessel.memory_tool_enabled:
             return []
         return [MEMORY_TOOL]
 
@@ -54,10 +66,9 @@ class MemoryExtension(TurnExtension):
         problem = input_problem(call.input)
         if problem:
             return True, problem
-        if not memory_settings.ENABLED:
-            return True, tool_verbs.memory_unavailable(
-                "memory_disabled", "Memory is switched off for this household; carry on without it."
-            )
+        left_out = why_memory_does_not_apply(turn.conversation)
+        if left_out:
+            return True, tool_verbs.memory_unavailable(left_out, LEFT_OUT_MESSAGES[left_out])
         verb, text = call.input["verb"], call.input["text"].strip()
         if verb == "remember":
             return True, tool_verbs.remember(text=text)
@@ -67,9 +78,9 @@ class MemoryExtension(TurnExtension):
         return True, tool_verbs.ask(conversation=turn.conversation, text=text, budget=budget)
 
     def turn_saved(self, *, turn: TurnContext, assistant_message: Message) -> None:
-        ready = turn.extras.get(ANSWERS_KEY)
-        if ready:
-            answers.acknowledge(turn.conversation, ready)
+        delivered = turn.state(MemoryTurn).delivered_answers
+        if delivered:
+            answers.acknowledge(turn.conversation, delivered)
 
     def prepare_unattended(
         self, *, conversation: Conversation, run: UnattendedRun

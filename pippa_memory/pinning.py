@@ -13,6 +13,10 @@ more, within the turn's budget (an open breaker answers at once, with no connect
 time it answers the conversation is pinned, recorded with the reason ``engine_recovered``. That
 moves the front of the prompt once, one deliberate prompt-cache miss; afterwards the pin holds for
 life like any other.
+
+All of this happens in :func:`settle_turn_pin`, the plug-in's ``settle`` point, before the prompt
+is assembled; :func:`pinned_block`, which assembly calls, only reads. Every pin, the unattended
+runs' too, is written by :func:`pin_conversation`.
 """
 
 import logging
@@ -25,7 +29,7 @@ from django.utils import timezone
 
 from pippa_memory import contract
 from pippa_memory.client import call_engine
-from pippa_memory.conf import memory_settings
+from pippa_memory.conf import memory_applies, memory_settings, why_memory_does_not_apply
 from pippa_memory.models import MemoryBlock, PinRecord, sha256_of
 from webui.canonical import without_nul
 from webui.models import Conversation
@@ -60,10 +64,9 @@ def render_block(*, soul_slug: str, revision: str, text: str) -> str:
 
 def decide_pin(conversation: Conversation, *, budget: float | None = None) -> PinDecision:
     """Ask the engine for the soul's head, or say why the conversation goes without a block."""
-    if not memory_settings.ENABLED:
-        return PinDecision(None, None, "memory_disabled", None)
-    if conversation.temporary:
-        return PinDecision(None, None, "temporary", None)
+    left_out = why_memory_does_not_apply(conversation)
+    if left_out:
+        return PinDecision(None, None, left_out, None)
     soul = conversation.soul
     answer = call_engine("GET", f"/v1/souls/{soul.slug}/head", schema=contract.BLOCK, budget=budget)
     if not answer.ok:
@@ -96,40 +99,69 @@ def store_block(*, conversation: Conversation, revision: str, text: str) -> Memo
     return block
 
 
-def pin_conversation(conversation: Conversation, *, budget: float | None = None) -> None:
-    """Pin ``conversation`` if nobody has yet; afterwards its ``pinned_*`` fields are current."""
-    decision = decide_pin(conversation, budget=budget)
-    unpinned = Conversation.objects.filter(pk=conversation.pk, pinned_at__isnull=True)
-    settle_pin(conversation, decision=decision, unpinned=unpinned, reason=decision.reason)
+def pin_conversation(
+    conversation: Conversation,
+    *,
+    revision: str | None,
+    sha256: str,
+    reason: str,
+    latency_ms: int | None,
+    only_if: QuerySet[Conversation] | None = None,
+) -> bool:
+    """Pin ``conversation`` to ``revision`` (``None``: pinned absent, for ``reason``) and write its
+    pin record, if the conversation is still as the caller saw it: ``only_if``, by default not
+    pinned yet. One conditional update in one transaction, so of two racing turns one pins and only
+    that one writes a record. Afterwards the ``pinned_*`` fields are current (the winner's).
+
+    Returns whether this call pinned. Every pin goes through here: a chat's first turn, the
+    re-pin after an engine failure, and an unattended run's bundle or brief.
+    """
+    if only_if is None:
+        only_if = Conversation.objects.filter(pk=conversation.pk, pinned_at__isnull=True)
+    with transaction.atomic():
+        won = bool(only_if.update(pinned_head=revision, pinned_at=timezone.now()))
+        if won:
+            PinRecord.objects.create(
+                conversation=conversation,
+                soul=conversation.soul,
+                outcome=PinRecord.Outcome.PINNED if revision else PinRecord.Outcome.ABSENT,
+                revision=revision or "",
+                sha256=sha256,
+                reason=reason,
+                engine_latency_ms=latency_ms,
+            )
+    conversation.refresh_from_db(fields=["pinned_head", "pinned_at"])
+    return won
 
 
-def settle_pin(
+def pin_as_decided(
     conversation: Conversation,
     *,
     decision: PinDecision,
-    unpinned: QuerySet[Conversation],
     reason: str,
-) -> None:
-    """Write ``decision`` if ``unpinned`` (the conversation, still in the state the caller saw)
-    matches, with its pin record: a conditional update, so of two racing turns one pins."""
+    only_if: QuerySet[Conversation] | None = None,
+) -> bool:
+    """Store the block ``decision`` found (if any) and pin ``conversation`` to it."""
     block = None
     if decision.revision is not None:
         block = store_block(
             conversation=conversation, revision=decision.revision, text=decision.text or ""
         )
-    with transaction.atomic():
-        won = unpinned.update(pinned_head=decision.revision, pinned_at=timezone.now())
-        if won:
-            PinRecord.objects.create(
-                conversation=conversation,
-                soul=conversation.soul,
-                outcome=PinRecord.Outcome.PINNED if block else PinRecord.Outcome.ABSENT,
-                revision=decision.revision or "",
-                sha256=block.sha256 if block else "",
-                reason=reason,
-                engine_latency_ms=decision.latency_ms,
-            )
-    conversation.refresh_from_db(fields=["pinned_head", "pinned_at"])
+    return pin_conversation(
+        conversation,
+        revision=decision.revision,
+        sha256=block.sha256 if block else "",
+        reason=reason,
+        latency_ms=decision.latency_ms,
+        only_if=only_if,
+    )
+
+
+def pin_at_first_turn(conversation: Conversation, *, budget: float | None = None) -> bool:
+    """Ask the engine for the soul's head and pin ``conversation`` to it, or pin it absent with
+    the reason; of two concurrent first turns one pins. Returns whether this call pinned."""
+    decision = decide_pin(conversation, budget=budget)
+    return pin_as_decided(conversation, decision=decision, reason=decision.reason)
 
 
 def absent_because_engine_failed(conversation: Conversation) -> bool:
@@ -138,7 +170,7 @@ def absent_because_engine_failed(conversation: Conversation) -> bool:
     temporary chat, no engine configured."""
     if conversation.pinned_at is None or conversation.pinned_head is not None:
         return False
-    if not memory_settings.ENABLED or conversation.temporary or not memory_settings.URL:
+    if not memory_applies(conversation) or not memory_settings.URL:
         return False
     reason = (
         PinRecord.objects.filter(conversation=conversation)
@@ -170,7 +202,7 @@ def repin_after_engine_failure(conversation: Conversation, *, budget: float | No
         pk=conversation.pk, pinned_head__isnull=True, pinned_at=conversation.pinned_at
     )
     reason = ENGINE_RECOVERED if decision.revision is not None else decision.reason
-    settle_pin(conversation, decision=decision, unpinned=still_absent, reason=reason)
+    pin_as_decided(conversation, decision=decision, reason=reason, only_if=still_absent)
 
 
 def fetch_block(conversation: Conversation, *, budget: float | None = None) -> MemoryBlock | None:
@@ -207,28 +239,50 @@ RENDERED: dict[tuple[int, str], str] = {}
 RENDERED_MAX = 512
 
 
-def pinned_block(conversation: Conversation, *, budget: float | None = None) -> str | None:
-    """The memory block for this turn of ``conversation``: pinned at the first turn, then reused
-    (or, for a conversation absent because the engine failed, pinned at the first turn it answers)."""
+def keep_rendered(conversation: Conversation, block: MemoryBlock) -> str:
+    """The envelope of ``conversation``'s pinned ``block``, kept for the process."""
+    key = (conversation.soul_id, conversation.pinned_head)
+    text = render_block(
+        soul_slug=conversation.soul.slug, revision=conversation.pinned_head, text=block.text
+    )
+    if len(RENDERED) >= RENDERED_MAX:
+        RENDERED.pop(next(iter(RENDERED)))
+    RENDERED[key] = text
+    return text
+
+
+def settle_turn_pin(conversation: Conversation, *, budget: float | None = None) -> None:
+    """Fix, before a chat turn's prompt is assembled, the block it will carry: pin at the first
+    turn; at a later one, ask once more if the conversation is absent because the engine failed
+    (``engine_recovered``); and have the pinned block at hand, fetched by revision if its row went
+    missing. Every engine call here shares ``budget``; afterwards :func:`pinned_block` only reads.
+    """
     if conversation.pinned_at is None:
-        pin_conversation(conversation, budget=budget)
+        pin_at_first_turn(conversation, budget=budget)
     elif absent_because_engine_failed(conversation):
         repin_after_engine_failure(conversation, budget=budget)
+    if conversation.pinned_head is None:
+        return
+    if (conversation.soul_id, conversation.pinned_head) in RENDERED:
+        return
+    block = fetch_block(conversation, budget=budget)
+    if block is not None:
+        keep_rendered(conversation, block)
+
+
+def pinned_block(conversation: Conversation) -> str | None:
+    """The memory block this turn of ``conversation`` carries, as :func:`settle_turn_pin` fixed it:
+    ``None`` when pinned absent (or its block is missing, which settling logged). Only reads: no
+    engine call, no write; once rendered in this process, no query either."""
     if conversation.pinned_head is None:
         return None
     key = (conversation.soul_id, conversation.pinned_head)
     if key in RENDERED:
         return RENDERED[key]
-    block = fetch_block(conversation, budget=budget)
-    if block is None:
-        return None
-    rendered = render_block(
-        soul_slug=conversation.soul.slug, revision=conversation.pinned_head, text=block.text
-    )
-    if len(RENDERED) >= RENDERED_MAX:
-        RENDERED.pop(next(iter(RENDERED)))
-    RENDERED[key] = rendered
-    return rendered
+    block = MemoryBlock.objects.filter(
+        soul_id=conversation.soul_id, revision=conversation.pinned_head
+    ).first()
+    return keep_rendered(conversation, block) if block is not None else None
 
 
 def request_repin(*, conversation: Conversation, requested_by: object, reason: str) -> PinRecord:

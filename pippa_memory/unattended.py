@@ -3,62 +3,40 @@
 A scheduled job's run pins the soul's head revision, then asks the engine for the job's bundle at
 that revision, so the same soul, job and revision always give the same bytes; a Soul Stream wake
 carries the brief the engine curated. Both are soft: with the engine absent the run goes ahead
-without them and its record says why; with memory off no engine call is made.
+without them and its record says why; with memory off no engine call is made. Either way the run's
+conversation is pinned before its turn, through :func:`pippa_memory.pinning.pin_conversation` like
+a chat's first turn.
 """
 
 import hashlib
 from typing import Any
 
-from django.db import transaction
-from django.utils import timezone
-
 from pippa_memory import contract
 from pippa_memory.client import call_engine
-from pippa_memory.conf import memory_settings
-from pippa_memory.models import PinRecord, UnattendedMemory
+from pippa_memory.conf import memory_settings, why_memory_does_not_apply
+from pippa_memory.models import UnattendedMemory
+from pippa_memory.pinning import pin_conversation, render_block
 from webui.canonical import without_nul
 from webui.models import Conversation, UnattendedRun
 
 
 def absent(conversation: Conversation, reason: str, latency: int | None = None) -> dict[str, Any]:
-    record_pin(conversation, revision=None, sha256="", reason=reason, latency=latency)
+    """Pin the run's conversation absent for ``reason``; the run's record says why it has none."""
+    pin_conversation(conversation, revision=None, sha256="", reason=reason, latency_ms=latency)
     return {"source": "none", "reason": reason}
-
-
-def record_pin(
-    conversation: Conversation,
-    *,
-    revision: str | None,
-    sha256: str,
-    reason: str,
-    latency: int | None,
-) -> None:
-    """Pin the run's conversation (for life, as any pin) and write its pin history row."""
-    with transaction.atomic():
-        Conversation.objects.filter(pk=conversation.pk, pinned_at__isnull=True).update(
-            pinned_head=revision, pinned_at=timezone.now()
-        )
-        PinRecord.objects.create(
-            conversation=conversation,
-            soul=conversation.soul,
-            outcome=PinRecord.Outcome.PINNED if revision else PinRecord.Outcome.ABSENT,
-            revision=revision or "",
-            sha256=sha256,
-            reason=reason,
-            engine_latency_ms=latency,
-        )
-    conversation.refresh_from_db(fields=["pinned_head", "pinned_at"])
 
 
 def attach(
     conversation: Conversation, *, source: str, revision: str, text: str, latency: int | None
 ) -> dict[str, Any]:
+    """Keep the run's bundle or brief and pin the conversation to its revision (for life, as any
+    pin): it stands in the memory block's place at the run's turn."""
     text = without_nul(text)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     UnattendedMemory.objects.create(
         conversation=conversation, source=source, revision=revision, sha256=digest, text=text
     )
-    record_pin(conversation, revision=revision, sha256=digest, reason="", latency=latency)
+    pin_conversation(conversation, revision=revision, sha256=digest, reason="", latency_ms=latency)
     return {"source": source, "revision": revision, "sha256": digest}
 
 
@@ -109,9 +87,11 @@ def prepare_wake(conversation: Conversation, run: UnattendedRun) -> dict[str, An
 
 
 def prepare_unattended(conversation: Conversation, run: UnattendedRun) -> dict[str, Any]:
-    """Attach the run's bundle or brief, or record why it has none."""
-    if not memory_settings.ENABLED:
-        return absent(conversation, "memory_disabled")
+    """Attach the run's bundle or brief, or record why it has none. This is where an unattended
+    run's conversation is pinned, before its turn: the plug-in's ``settle`` leaves it alone."""
+    left_out = why_memory_does_not_apply(conversation)
+    if left_out:
+        return absent(conversation, left_out)
     if conversation.kind == Conversation.Kind.JOB:
         return prepare_job(conversation, run)
     return prepare_wake(conversation, run)
@@ -122,8 +102,6 @@ def unattended_block(conversation: Conversation) -> str | None:
     memory = UnattendedMemory.objects.filter(conversation=conversation).first()
     if memory is None:
         return None
-    from pippa_memory.pinning import render_block
-
     return render_block(
         soul_slug=conversation.soul.slug, revision=memory.revision, text=memory.text
     )

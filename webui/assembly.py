@@ -2,14 +2,13 @@
 
 System: vault base, memory block (from extensions), viewer disclosure. Then the persisted history,
 then the newest user message, then the per-turn slot (the current time and extension parts). Only
-the slot differs from one turn to the next; everything else is rebuilt from stored rows.
+the slot differs from one turn to the next; everything else is rebuilt from stored rows. Assembly
+only reads: what the front of the prompt holds was pinned before, by :func:`webui.pins.settle_pins`.
 """
 
-import hashlib
 import logging
 from datetime import datetime
 
-from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from webui.extensions import TurnContext, registered_extensions
@@ -18,6 +17,10 @@ from webui.prompt import HistoryMessage, Prompt, ToolRound, ToolUse
 from webui.vault import read_vault
 
 logger = logging.getLogger(__name__)
+
+
+class UnsettledTurn(RuntimeError):
+    """A prompt was asked for before the turn's pins were settled: a mistake in the caller."""
 
 
 def viewer_disclosure(conversation: Conversation) -> str:
@@ -107,45 +110,36 @@ VAULT_TEXTS_MAX = 256
 
 
 def pinned_vault_base(conversation: Conversation) -> str:
-    """The vault base of ``conversation``: read and pinned at its first turn, then reused, so an
-    edit to the vault moves no running conversation's prompt (it reaches the next one).
+    """The vault base pinned on ``conversation`` at its first turn (by
+    :func:`webui.pins.settle_pins`), read from its snapshot; nothing is written.
 
-    Raises :class:`webui.vault.VaultError` when the vault must be read and cannot be.
+    A snapshot gone missing is logged and the vault read as it is now. Raises
+    :class:`webui.vault.VaultError` when that read fails, and :class:`UnsettledTurn` for a
+    conversation whose pins were never settled.
     """
     sha = conversation.vault_sha256
-    if sha:
-        key = (conversation.soul_id, sha)
-        if key not in VAULT_TEXTS:
-            snapshot = VaultSnapshot.objects.filter(
-                soul_id=conversation.soul_id, sha256=sha
-            ).first()
-            if snapshot is None:
-                logger.error(
-                    "Vault snapshot %s of %s is missing; reading the vault.", sha, conversation.pk
-                )
-                return read_vault(conversation.soul.vault_path).text
-            if len(VAULT_TEXTS) >= VAULT_TEXTS_MAX:
-                VAULT_TEXTS.pop(next(iter(VAULT_TEXTS)))
-            VAULT_TEXTS[key] = snapshot.text
-        return VAULT_TEXTS[key]
-    text = read_vault(conversation.soul.vault_path).text
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    try:
-        with transaction.atomic():
-            VaultSnapshot.objects.get_or_create(
-                soul_id=conversation.soul_id, sha256=digest, defaults={"text": text}
+    if not sha:
+        raise UnsettledTurn(
+            f"Conversation {conversation.pk} has no pinned vault base: settle the turn's pins "
+            "(webui.pins.settle_pins) before assembling its prompt."
+        )
+    key = (conversation.soul_id, sha)
+    if key not in VAULT_TEXTS:
+        snapshot = VaultSnapshot.objects.filter(soul_id=conversation.soul_id, sha256=sha).first()
+        if snapshot is None:
+            logger.error(
+                "Vault snapshot %s of %s is missing; reading the vault.", sha, conversation.pk
             )
-    except IntegrityError:
-        pass  # another first turn stored the same content a moment ago
-    Conversation.objects.filter(pk=conversation.pk, vault_sha256="").update(vault_sha256=digest)
-    conversation.refresh_from_db(fields=["vault_sha256"])
-    if conversation.vault_sha256 != digest:
-        return pinned_vault_base(conversation)  # a concurrent first turn pinned another read
-    return text
+            return read_vault(conversation.soul.vault_path).text
+        if len(VAULT_TEXTS) >= VAULT_TEXTS_MAX:
+            VAULT_TEXTS.pop(next(iter(VAULT_TEXTS)))
+        VAULT_TEXTS[key] = snapshot.text
+    return VAULT_TEXTS[key]
 
 
 def assemble_prompt(turn: TurnContext, *, now: datetime | None = None) -> Prompt:
-    """The prompt for the turn answering ``turn.user_message``.
+    """The prompt for the turn answering ``turn.user_message``, built from what
+    :func:`webui.pins.settle_pins` pinned; it only reads (the extensions' memory blocks too).
 
     Raises :class:`webui.vault.VaultError` when the soul's vault must be read and cannot be.
     """

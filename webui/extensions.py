@@ -3,11 +3,16 @@
 The host never imports a plug-in. A plug-in subclasses :class:`TurnExtension`, overrides the points
 it fills, and registers an instance from its ``AppConfig.ready()``. With no extension registered the
 host runs plain chat. Every point receives the :class:`TurnContext` of the turn in progress, whose
-``extras`` dict lets an extension carry its own state from one point to the next within one turn.
+:meth:`TurnContext.state` lets an extension carry its own typed state from one point to the next
+within one turn.
+
+Only a few points may write or call the network: :meth:`TurnExtension.settle` (before the prompt is
+assembled), :meth:`TurnExtension.execute_tool`, :meth:`TurnExtension.turn_saved` and
+:meth:`TurnExtension.prepare_unattended`. Assembling the prompt only reads.
 """
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -17,6 +22,9 @@ if TYPE_CHECKING:
     from webui.retention import PruneTarget
 
 
+State = TypeVar("State")
+
+
 @dataclass
 class TurnContext:
     """The turn in progress: its conversation, the newest user message, and whether it is the first."""
@@ -24,7 +32,15 @@ class TurnContext:
     conversation: "Conversation"
     user_message: "Message"
     first_turn: bool
-    extras: dict[str, Any] = field(default_factory=dict)
+    states: dict[type, Any] = field(default_factory=dict, repr=False)
+
+    def state(self, kind: type[State]) -> State:
+        """This turn's one ``kind`` object, made with ``kind()`` at first use and the same one at
+        every later point of the turn. An extension passes a class of its own, so no two
+        extensions share state, and a new turn starts with none."""
+        if kind not in self.states:
+            self.states[kind] = kind()
+        return self.states[kind]
 
 
 class TurnExtension:
@@ -39,13 +55,24 @@ class TurnExtension:
     #: Whether this extension offers the memory tool that ``Vessel.memory_tool_enabled`` switches.
     offers_memory_tool: bool = False
 
+    def settle(self, *, turn: TurnContext) -> None:
+        """Fix, before the prompt is assembled, what :meth:`memory_block` will read this turn.
+
+        Called at every turn, after the host has pinned the vault base and before it pins the tool
+        definitions. This is the point that may write and call the network for the front of the
+        prompt: at a conversation's first turn it pins what the block holds; at a later turn it
+        may do a documented re-pin (the memory plug-in's ``engine_recovered``). It shares the
+        turn's time with the other points, so a slow service costs the turn one bounded wait.
+        """
+
     def memory_block(self, *, turn: TurnContext) -> str | None:
         """Text placed after the vault base and before the viewer disclosure, or ``None``.
 
-        It must give the same bytes on every turn of a conversation: it sits at the front of the
-        prompt, where a change would invalidate the vessel's prompt cache for the whole conversation.
-        A deliberate exception costs one cache miss and must be documented (the memory plug-in's
-        pin after an engine failure, ``engine_recovered``).
+        It only reads what :meth:`settle` fixed: no writes, no network. It must give the same bytes
+        on every turn of a conversation: it sits at the front of the prompt, where a change would
+        invalidate the vessel's prompt cache for the whole conversation. A deliberate exception
+        costs one cache miss and must be documented (the memory plug-in's pin after an engine
+        failure, ``engine_recovered``).
         """
         return None
 

@@ -1,7 +1,8 @@
 """The one turn service every vessel, page and API call goes through.
 
-A turn saves the user's message first (so a failure never loses it), assembles the prompt, calls
-the vessel, runs the tool calls it asks for in bounded rounds, and saves the assistant's row with
+A turn saves the user's message first (so a failure never loses it), settles the conversation's
+pins (at its first turn: the vault base, the memory block and the tools), assembles the prompt from
+them, calls the vessel, runs the tool calls it asks for in bounded rounds, and saves the assistant's row with
 its tool uses, rounds and usage. Failures come back as :class:`TurnError` with a code, words a
 person can act on, and the saved user message so the turn can be retried.
 """
@@ -17,6 +18,7 @@ from webui.canonical import json_roundtrip, without_nul
 from webui.conf import webui_settings
 from webui.extensions import TurnContext, registered_extensions
 from webui.models import Conversation, Message
+from webui.pins import settle_pins
 from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound, ToolUse
 from webui.vault import VaultError
 from webui.vessels.base import VesselAdapter, normalised_usage
@@ -88,22 +90,6 @@ def retry_turn(*, conversation: Conversation) -> TurnResult:
     return answer_user_message(conversation=conversation, user_message=last)
 
 
-def decide_tools(turn: TurnContext) -> list[dict[str, Any]]:
-    """The tool definitions for the whole conversation, fixed at its first turn and stored."""
-    conversation = turn.conversation
-    if conversation.offered_tools is None:
-        definitions = [
-            tool.as_dict()
-            for extension in registered_extensions()
-            for tool in extension.tools(turn=turn)
-        ]
-        Conversation.objects.filter(pk=conversation.pk, offered_tools__isnull=True).update(
-            offered_tools=definitions
-        )
-        conversation.refresh_from_db(fields=["offered_tools"])
-    return conversation.offered_tools
-
-
 def execute_tool(turn: TurnContext, call: ToolCall) -> ToolUse:
     """Run ``call`` through the extension that owns it; every failure becomes an error result."""
     for extension in registered_extensions():
@@ -169,7 +155,8 @@ def run_vessel(
 
 
 def answer_user_message(*, conversation: Conversation, user_message: Message) -> TurnResult:
-    """Answer a saved user message: assemble, call the vessel, run tools, save the reply."""
+    """Answer a saved user message: settle the pins, assemble, call the vessel, run tools, save
+    the reply."""
     turn = TurnContext(
         conversation=conversation,
         user_message=user_message,
@@ -177,7 +164,8 @@ def answer_user_message(*, conversation: Conversation, user_message: Message) ->
     )
     try:
         adapter = adapter_for(conversation.vessel)
-        tools = [ToolDefinition.from_dict(tool) for tool in decide_tools(turn)]
+        settle_pins(turn)
+        tools = [ToolDefinition.from_dict(tool) for tool in conversation.offered_tools]
         prompt = assemble_prompt(turn)
         text, rounds, usage = run_vessel(adapter=adapter, prompt=prompt, tools=tools, turn=turn)
     except VaultError as exc:

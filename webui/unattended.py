@@ -3,8 +3,10 @@
 The runner (``manage.py run_scheduler``, a ``make run`` process) claims each due job exactly once,
 even with several runners: due rows are locked with ``SKIP LOCKED`` where the database has it, and
 the claim itself is a conditional update of ``next_run_at``. Each run gets a conversation of its
-kind with no viewer, asks the extensions for the memory it carries, answers through the one turn
-service (so the assistant row emits its turn event like any other), and records its outcome.
+kind with no viewer, asks the extensions for the memory it carries (``prepare_unattended``, where
+the memory plug-in pins the run's conversation), answers through the one turn service (which
+settles the rest of its pins like any first turn's, and whose assistant row emits its turn event
+like any other), and records its outcome.
 """
 
 import logging

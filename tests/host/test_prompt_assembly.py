@@ -9,6 +9,7 @@ from webui.assembly import assemble_prompt
 from webui.canonical import canonical_json
 from webui.extensions import TurnContext, TurnExtension
 from webui.models import Conversation, Message
+from webui.pins import settle_pins
 from webui.turns import run_turn
 from webui.vault import read_vault
 
@@ -30,6 +31,7 @@ class BlockAndSlot(TurnExtension):
 def first_prompt(conversation: Conversation, text: str = "hello") -> Any:
     message = Message.objects.create(conversation=conversation, role="user", content=text)
     turn = TurnContext(conversation=conversation, user_message=message, first_turn=True)
+    settle_pins(turn)
     return assemble_prompt(turn, now=datetime(2026, 12, 2, 9, 30, tzinfo=UTC))
 
 
@@ -203,3 +205,42 @@ def test_a_vault_lost_after_the_first_turn_still_answers_from_its_snapshot(
 
     assert result.assistant_message.content
     assert sent_requests[1]["system"] == sent_requests[0]["system"]
+
+
+def writes_in(queries: list[dict[str, Any]]) -> list[str]:
+    return [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith(("INSERT", "UPDATE"))]
+
+
+def test_assembling_a_first_turns_prompt_writes_nothing_once_its_pins_are_settled(
+    conversation: Conversation, extension: Any
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    extension(BlockAndSlot())
+    message = Message.objects.create(conversation=conversation, role="user", content="hello")
+    turn = TurnContext(conversation=conversation, user_message=message, first_turn=True)
+    settle_pins(turn)
+
+    with CaptureQueriesContext(connection) as queries:
+        prompt = assemble_prompt(turn)
+
+    assert writes_in(queries.captured_queries) == []
+    assert prompt.system_sections[0] == read_vault(conversation.soul.vault_path).text
+
+
+def test_assembling_an_unsettled_turn_says_to_settle_its_pins_first(
+    conversation: Conversation,
+) -> None:
+    from webui.assembly import UnsettledTurn
+    from webui.models import VaultSnapshot
+
+    message = Message.objects.create(conversation=conversation, role="user", content="hello")
+    turn = TurnContext(conversation=conversation, user_message=message, first_turn=True)
+
+    with pytest.raises(UnsettledTurn, match="settle the turn's pins"):
+        assemble_prompt(turn)
+
+    conversation.refresh_from_db()
+    assert conversation.vault_sha256 == ""
+    assert not VaultSnapshot.objects.exists()

@@ -175,3 +175,71 @@ def test_messages_keep_their_order_by_sequence(conversation: Conversation) -> No
     sequences = list(conversation.messages.order_by("sequence").values_list("sequence", flat=True))
     assert sequences == list(range(1, 11))
     assert Message.objects.filter(conversation=conversation, role="user").count() == 5
+
+
+def test_each_turn_settles_the_pins_before_the_prompt_reads_them(
+    conversation: Conversation, extension: Any
+) -> None:
+    from webui.extensions import TurnContext, TurnExtension
+
+    seen: list[tuple[str, bool, bool]] = []
+
+    class Watcher(TurnExtension):
+        def settle(self, *, turn: TurnContext) -> None:
+            c = turn.conversation
+            seen.append(("settle", bool(c.vault_sha256), c.offered_tools is not None))
+
+        def memory_block(self, *, turn: TurnContext) -> str | None:
+            c = turn.conversation
+            seen.append(("memory_block", bool(c.vault_sha256), c.offered_tools is not None))
+            return None
+
+    extension(Watcher())
+
+    run_turn(conversation=conversation, text="hello")
+    run_turn(conversation=conversation, text="again")
+
+    # The vault is pinned before the extension settles, the tools after it; the block reads last.
+    assert seen == [
+        ("settle", True, False),
+        ("memory_block", True, True),
+        ("settle", True, True),
+        ("memory_block", True, True),
+    ]
+
+
+def test_an_extensions_turn_state_lasts_one_turn_and_is_its_own(
+    conversation: Conversation, extension: Any
+) -> None:
+    from dataclasses import dataclass, field
+
+    from webui.extensions import TurnContext, TurnExtension
+
+    @dataclass
+    class Notes:
+        points: list[str] = field(default_factory=list)
+
+    @dataclass
+    class OtherNotes:
+        points: list[str] = field(default_factory=list)
+
+    kept: list[list[str]] = []
+
+    class Carrier(TurnExtension):
+        def settle(self, *, turn: TurnContext) -> None:
+            turn.state(Notes).points.append("settle")
+            turn.state(OtherNotes).points.append("other")
+
+        def turn_slot_parts(self, *, turn: TurnContext) -> list[str]:
+            turn.state(Notes).points.append("slot")
+            return []
+
+        def turn_saved(self, *, turn: TurnContext, assistant_message: Message) -> None:
+            kept.append(list(turn.state(Notes).points))
+
+    extension(Carrier())
+
+    run_turn(conversation=conversation, text="hello")
+    run_turn(conversation=conversation, text="again")
+
+    assert kept == [["settle", "slot"], ["settle", "slot"]]

@@ -130,3 +130,21 @@ def test_bad_tool_input_gets_an_error_result_saying_what_is_allowed(
     assert output["error"] == "invalid_input"
     assert words in output["message"]
     assert '"verb": "recall" | "remember" | "ask"' in output["message"]
+
+
+@pytest.mark.parametrize("verb", ["recall", "remember", "ask"])
+def test_a_temporary_chat_that_calls_the_tool_anyway_reaches_no_memory(
+    memory_on: Any, make_conversation: Any, verb: str
+) -> None:
+    # Never offered in a temporary chat; a model may still call a tool it has seen elsewhere.
+    conversation = make_conversation(temporary=True, offered_tools=[MEMORY_TOOL.as_dict()])
+
+    result = run_turn(conversation=conversation, text=f"{verb} tea")
+
+    output = result.assistant_message.tool_uses[0]["output"]
+    assert output == {
+        "error": "memory_unavailable",
+        "reason": "temporary",
+        "message": "Nothing is remembered in a temporary chat; carry on without memory.",
+    }
+    assert memory_on.received == []

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 
 from pippa_memory.models import MemoryBlock, PinRecord, sha256_of
-from pippa_memory.pinning import RENDERED, pin_conversation, request_repin
+from pippa_memory.pinning import RENDERED, pin_at_first_turn, request_repin
 from pippa_memory.reference_engine import ReferenceEngine
 from webui.models import Conversation
 from webui.turns import run_turn
@@ -313,7 +313,7 @@ def test_two_concurrent_first_turns_end_with_one_pin(
         try:
             mine = Conversation.objects.select_related("soul").get(pk=conversation.pk)
             start.wait()
-            pin_conversation(mine)
+            pin_at_first_turn(mine)
             seen.append(mine.pinned_head)
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
@@ -362,3 +362,76 @@ def test_the_breaker_state_can_be_shared_through_redis(
     assert head_calls(memory_on) == 2
     assert PinRecord.objects.order_by("-created_at", "-id").first().reason == "breaker_open"
     redis.Redis.from_url(url).flushdb()
+
+
+def settled_turn(conversation: Conversation, text: str) -> Any:
+    """A turn of ``conversation`` with its user message saved and its pins settled."""
+    from webui.extensions import TurnContext
+    from webui.pins import settle_pins
+    from webui.turns import save_user_message
+
+    message = save_user_message(conversation=conversation, text=text)
+    turn = TurnContext(conversation=conversation, user_message=message, first_turn=False)
+    settle_pins(turn)
+    return turn
+
+
+def assembled_without_writes_or_engine_calls(turn: Any, engine: ReferenceEngine) -> str:
+    from django.test.utils import CaptureQueriesContext
+
+    from webui.assembly import assemble_prompt
+
+    calls_before = len(engine.received)
+    with CaptureQueriesContext(connection) as queries:
+        prompt = assemble_prompt(turn)
+    writes = [
+        q["sql"] for q in queries.captured_queries if q["sql"].startswith(("INSERT", "UPDATE"))
+    ]
+    assert writes == []
+    assert len(engine.received) == calls_before
+    return prompt.system_text
+
+
+def test_a_first_turns_block_is_pinned_by_settling_and_only_read_by_assembly(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    memory_on.state.remember("pippa", "Alice takes her tea with honey.")
+
+    turn = settled_turn(conversation, "hello")
+
+    assert head_calls(memory_on) == 1
+    assert PinRecord.objects.filter(conversation=conversation, outcome="pinned").count() == 1
+    RENDERED.clear()  # the block is read from its row, as in another process
+    system = assembled_without_writes_or_engine_calls(turn, memory_on)
+    assert "Alice takes her tea with honey." in system
+
+
+def test_a_missing_block_is_fetched_while_settling_not_while_assembling(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    memory_on.state.remember("pippa", "Kept at the engine.")
+    run_turn(conversation=conversation, text="hello")
+    MemoryBlock.objects.all().delete()
+    RENDERED.clear()
+
+    turn = settled_turn(conversation, "again")
+
+    assert memory_on.received[-1]["path"].startswith("/v1/souls/pippa/blocks/")
+    system = assembled_without_writes_or_engine_calls(turn, memory_on)
+    assert "Kept at the engine." in system
+
+
+def test_the_recovery_repin_happens_while_settling_not_while_assembling(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    memory_on.state.remember("pippa", "Alice takes her tea with honey.")
+    memory_on.set_fault("down")
+    run_turn(conversation=conversation, text="hello")
+    memory_on.reset()
+
+    turn = settled_turn(conversation, "again")
+
+    reasons = PinRecord.objects.filter(conversation=conversation).order_by("created_at", "id")
+    assert [r.reason for r in reasons] == ["connection_failed", "engine_recovered"]
+    system = assembled_without_writes_or_engine_calls(turn, memory_on)
+    assert "Alice takes her tea with honey." in system

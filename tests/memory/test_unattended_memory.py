@@ -146,3 +146,25 @@ def test_the_stream_page_and_the_admin_show_the_bundle_or_brief(
         )
         assert "with brief r1" in page
     assert UnattendedRun.objects.count() == 2
+
+
+def test_an_unattended_pin_that_finds_its_conversation_pinned_writes_no_record(
+    memory_on: ReferenceEngine, soul: Soul, offline_vessel: Vessel
+) -> None:
+    from pippa_memory.unattended import prepare_unattended
+    from webui.models import Conversation
+
+    conversation = Conversation.objects.create(
+        soul=soul, vessel=offline_vessel, viewer=None, kind="wake", title="wake"
+    )
+    run = UnattendedRun.objects.create(kind="wake", soul=soul, conversation=conversation)
+    memory_on.set_fault("down")
+    prepare_unattended(conversation, run)
+    memory_on.reset()
+
+    prepare_unattended(conversation, run)  # as a second preparer, late: the first one pinned
+
+    conversation.refresh_from_db()
+    assert conversation.pinned_head is None
+    records = PinRecord.objects.filter(conversation=conversation)
+    assert [(r.outcome, r.reason) for r in records] == [("absent", "connection_failed")]

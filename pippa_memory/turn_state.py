@@ -1,0 +1,14 @@
+"""What the memory plug-in carries through one turn, from one extension point to the next."""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class MemoryTurn:
+    """The plug-in's state for one turn (``turn.state(MemoryTurn)``); a new turn starts empty."""
+
+    #: ``time.monotonic()`` past which the turn's engine calls give up; set at the first of them.
+    deadline: float | None = None
+    #: Answers put in this turn's per-turn slot, acknowledged once the assistant row is saved.
+    delivered_answers: list[dict[str, Any]] = field(default_factory=list)
