@@ -154,8 +154,6 @@ REST_FRAMEWORK = {
     "NUM_PROXIES": env.int("WEBUI_PROXY_COUNT", default=0),
 }
 
-# Background tasks (django-tasks): the database backend on one machine (`manage.py db_worker`), or
-# RQ on Redis beyond it (`manage.py rqworker default`), chosen by WEBUI_TASKS_BACKEND.
 SPECTACULAR_SETTINGS = {
     "TITLE": "Pippa household WebUI API",
     "DESCRIPTION": "The chat API the pages use, and the memory engine's brain door.",
@@ -169,6 +167,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
+# Background tasks (django-tasks): the database backend on one machine (`manage.py db_worker`), or
+# RQ on Redis beyond it (`manage.py rqworker default`), chosen by WEBUI_TASKS_BACKEND.
 TASKS_BACKEND = env.str("WEBUI_TASKS_BACKEND", default="database")
 if TASKS_BACKEND == "rq":
     INSTALLED_APPS.append("django_rq")
@@ -200,7 +200,8 @@ WEBUI = {
     "PRUNE_BATCH_SIZE": env.int("WEBUI_PRUNE_BATCH_SIZE", default=500),
 }
 
-# The memory plug-in. One flag closes every seam on this side; the rest arrives with later features.
+# The memory plug-in (what each key means: pippa_memory/conf.py). ENABLED=false closes every seam
+# and door on this side.
 PIPPA_MEMORY = {
     "ENABLED": env.bool("PIPPA_MEMORY_ENABLED", default=True),
     # The memory engine. Unset: memory behaves as if the engine were down, with no traffic at all.
