@@ -43,8 +43,8 @@ def drain(workers: int) -> float:
     from django.db import connection
     from django.utils import timezone
 
+    from pippa_memory.delivery import deliver_turn_event
     from pippa_memory.models import OutboxEvent
-    from pippa_memory.outbox import deliver_turn_event
 
     OutboxEvent.objects.filter(status="pending").update(next_attempt_at=timezone.now())
     ids = [

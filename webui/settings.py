@@ -156,8 +156,6 @@ REST_FRAMEWORK = {
     "NUM_PROXIES": env.int("WEBUI_PROXY_COUNT", default=0),
 }
 
-# Background tasks (django-tasks): the database backend on one machine (`manage.py db_worker`), or
-# RQ on Redis beyond it (`manage.py rqworker default`), chosen by WEBUI_TASKS_BACKEND.
 SPECTACULAR_SETTINGS = {
     "TITLE": "Pippa household WebUI API",
     "DESCRIPTION": "The chat API the pages use, and the memory engine's brain door.",
@@ -171,6 +169,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
+# Background tasks (django-tasks): the database backend on one machine (`manage.py db_worker`), or
+# RQ on Redis beyond it (`manage.py rqworker default`), chosen by WEBUI_TASKS_BACKEND.
 TASKS_BACKEND = env.str("WEBUI_TASKS_BACKEND", default="database")
 if TASKS_BACKEND == "rq":
     INSTALLED_APPS.append("django_rq")
@@ -187,7 +187,8 @@ RQ_QUEUES = {"default": {"URL": env.str("REDIS_URL", default="redis://127.0.0.1:
 # webui/conf.py, where each is stated once and described.
 WEBUI = from_environment(env)
 
-# The memory plug-in. One flag closes every seam on this side; the rest arrives with later features.
+# The memory plug-in (what each key means: pippa_memory/conf.py). ENABLED=false closes every seam
+# and door on this side.
 PIPPA_MEMORY = {
     "ENABLED": env.bool("PIPPA_MEMORY_ENABLED", default=True),
     # The memory engine. Unset: memory behaves as if the engine were down, with no traffic at all.

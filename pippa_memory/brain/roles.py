@@ -1,5 +1,6 @@
 """The brain door's roles: one registry, each role with a fixed JSON Schema for its input and its
-output, and the meaning rules a schema cannot say (one of, partition, subset, budget).
+output, and the meaning rules a schema cannot say (partition, subset, budget, ranges, no blank
+reason).
 
 Output schemas keep to what every provider's structured mode accepts: objects with all properties
 required and ``additionalProperties: false``, and no length bounds; ranges and the meaning rules
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+# Items and facts are identified by id as a set: an id given twice is one item (the first text).
 ID_TEXT = {
     "type": "object",
     "required": ["id", "text"],
@@ -34,7 +36,7 @@ class Role:
 
 
 def no_problems(data: dict[str, Any]) -> dict[str, str]:
-    """Items are identified by id as a set: an id given twice is one item (the first text)."""
+    """No input rule beyond the role's input schema."""
     return {}
 
 

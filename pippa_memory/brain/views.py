@@ -19,6 +19,8 @@ import hashlib
 import logging
 import time
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -112,6 +114,142 @@ def end_row_failed(call: BrainCall, body: dict[str, Any]) -> None:
     )
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A call refused before its signature is proved: what it is answered, and its row's outcome."""
+
+    status: int
+    code: str
+    message: str
+    outcome: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def memory_switched_off(request: Request) -> Refusal | None:
+    if memory_settings.ENABLED:
+        return None
+    return Refusal(
+        503, "memory_disabled", "Memory is switched off here.", BrainCall.Outcome.UNAVAILABLE
+    )
+
+
+def no_secret_configured(request: Request) -> Refusal | None:
+    if configured_secrets():
+        return None
+    return Refusal(
+        503,
+        "not_configured",
+        "The brain door has no secret configured (PIPPA_MEMORY_BRAIN_SECRET).",
+        BrainCall.Outcome.UNAVAILABLE,
+    )
+
+
+def chunked_body(request: Request) -> Refusal | None:
+    # Django reads only a declared Content-Length: a chunked body would look empty.
+    if not request.META.get("HTTP_TRANSFER_ENCODING"):
+        return None
+    return Refusal(
+        411,
+        "length_required",
+        "Send the body with a Content-Length header; chunked bodies are not read here.",
+        BrainCall.Outcome.LENGTH_REQUIRED,
+    )
+
+
+def body_over_the_cap(request: Request) -> Refusal | None:
+    """Judged on the declared length, before a byte of the body is read."""
+    cap = body_cap()
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if declared.isdigit() and int(declared) <= cap:
+        return None
+    return Refusal(
+        413, "too_large", f"The body may be at most {cap} bytes.", BrainCall.Outcome.TOO_LARGE
+    )
+
+
+def not_json_media(request: Request) -> Refusal | None:
+    if request.content_type.split(";")[0].strip().lower() == "application/json":
+        return None
+    return Refusal(
+        415,
+        "unsupported_media_type",
+        "Send the body as application/json.",
+        BrainCall.Outcome.UNSUPPORTED,
+    )
+
+
+def signature_rejected(request: Request) -> Refusal | None:
+    try:
+        verify(request._request.body, dict(request.headers), configured_secrets())
+    except SignatureRejected as rejected:
+        return Refusal(
+            401,
+            "unauthorized",
+            str(rejected),
+            BrainCall.Outcome.UNAUTHORIZED,
+            {"WWW-Authenticate": 'Webhook realm="pippa-brain"'},
+        )
+    return None
+
+
+#: What a call must pass before it is signed, cheapest and most fundamental first.
+UNSIGNED_CHECKS: tuple[Callable[[Request], Refusal | None], ...] = (
+    memory_switched_off,
+    no_secret_configured,
+    chunked_body,
+    body_over_the_cap,
+    not_json_media,
+    signature_rejected,
+)
+
+
+class DoorCall:
+    """One call through the door: its audit row, its clock, and the two ways it is answered."""
+
+    def __init__(self, request: Request) -> None:
+        self.request = request
+        self.started = time.monotonic()
+        self.row = BrainCall(request_id=uuid.uuid4().hex)
+
+    def finish(self, status: int, body: dict[str, Any], outcome: str, **headers: str) -> Response:
+        """End the row with this answer and give it; a row that cannot be saved as it is still
+        ends (``failed``, 500) once it was written."""
+        call = self.row
+        call.outcome = outcome
+        call.status_code = status
+        call.latency_ms = int((time.monotonic() - self.started) * 1000)
+        try:
+            canonical_bytes(body)  # raises if the answer holds text no response can carry
+            if call.webhook_id:
+                # Kept to answer replays; NULs (which input can carry) are dropped.
+                call.response_body = json_roundtrip(body)
+            with transaction.atomic():  # a failed save must not poison the ending below
+                call.save()
+        except Exception as error:
+            if call.pk is None:
+                raise
+            logger.exception("Brain call %s could not be stored as it ended", call.request_id)
+            status, body = 500, unexpected_failure_body(call, error)
+            end_row_failed(call, body)
+        response = Response(body, status=status)
+        response["X-Request-Id"] = call.request_id
+        for name, value in headers.items():
+            response[name.replace("_", "-")] = value
+        return response
+
+    def refuse_unsigned(self, refusal: Refusal) -> Response:
+        """Answer a refusal that comes before the signature is proved. It counts against the
+        address first, and past the rate it is a 429 that writes no audit row."""
+        wait = wait_for_unsigned_call(self.request)
+        if wait is not None:
+            body = throttled_body(
+                "Too many calls from this address that are not signed; slow down.", wait
+            )
+            return Response(body, status=429, headers={"Retry-After": str(wait)})
+        body = error_body(refusal.code, refusal.message)
+        return self.finish(refusal.status, body, refusal.outcome, **refusal.headers)
+
+
 class RequiredBodySchema(AutoSchema):
     """The door's body is a plain JSON Schema; drf-spectacular marks such bodies optional."""
 
@@ -143,102 +281,20 @@ class BrainDoorView(APIView):
         auth=[],
     )
     def post(self, request: Request) -> Response:
-        started = time.monotonic()
-        call = BrainCall(request_id=uuid.uuid4().hex)
-
-        def finish(status: int, body: dict[str, Any], outcome: str, **headers: str) -> Response:
-            call.outcome = outcome
-            call.status_code = status
-            call.latency_ms = int((time.monotonic() - started) * 1000)
-            try:
-                canonical_bytes(body)  # raises if the answer holds text no response can carry
-                if call.webhook_id:
-                    # Kept to answer replays; NULs (which input can carry) are dropped.
-                    call.response_body = json_roundtrip(body)
-                with transaction.atomic():  # a failed save must not poison the ending below
-                    call.save()
-            except Exception as error:
-                if call.pk is None:
-                    raise
-                logger.exception("Brain call %s could not be stored as it ended", call.request_id)
-                status, body = 500, unexpected_failure_body(call, error)
-                end_row_failed(call, body)
-            response = Response(body, status=status)
-            response["X-Request-Id"] = call.request_id
-            for name, value in headers.items():
-                response[name.replace("_", "-")] = value
-            return response
-
-        def fail(status: int, code: str, message: str, outcome: str, **headers: str) -> Response:
-            # Every refusal through here comes before the signature is proved: it counts against
-            # the address first, and past the rate it is a 429 that writes no audit row.
-            wait = wait_for_unsigned_call(request)
-            if wait is not None:
-                body = throttled_body(
-                    "Too many calls from this address that are not signed; slow down.", wait
-                )
-                return Response(body, status=429, headers={"Retry-After": str(wait)})
-            return finish(status, error_body(code, message), outcome, **headers)
-
-        if not memory_settings.ENABLED:
-            return fail(
-                503,
-                "memory_disabled",
-                "Memory is switched off here.",
-                BrainCall.Outcome.UNAVAILABLE,
-            )
-        verifiers = configured_secrets()
-        if not verifiers:
-            return fail(
-                503,
-                "not_configured",
-                "The brain door has no secret configured (PIPPA_MEMORY_BRAIN_SECRET).",
-                BrainCall.Outcome.UNAVAILABLE,
-            )
-        if request.META.get("HTTP_TRANSFER_ENCODING"):
-            # Django reads only a declared Content-Length: a chunked body would look empty.
-            return fail(
-                411,
-                "length_required",
-                "Send the body with a Content-Length header; chunked bodies are not read here.",
-                BrainCall.Outcome.LENGTH_REQUIRED,
-            )
-        cap = body_cap()
-        declared = request.META.get("CONTENT_LENGTH") or "0"
-        if not declared.isdigit() or int(declared) > cap:
-            return fail(
-                413,
-                "too_large",
-                f"The body may be at most {cap} bytes.",
-                BrainCall.Outcome.TOO_LARGE,
-            )
-        if request.content_type.split(";")[0].strip().lower() != "application/json":
-            return fail(
-                415,
-                "unsupported_media_type",
-                "Send the body as application/json.",
-                BrainCall.Outcome.UNSUPPORTED,
-            )
-        raw = request._request.body
-        try:
-            verify(raw, dict(request.headers), verifiers)
-        except SignatureRejected as rejected:
-            return fail(
-                401,
-                "unauthorized",
-                str(rejected),
-                BrainCall.Outcome.UNAUTHORIZED,
-                WWW_Authenticate='Webhook realm="pippa-brain"',
-            )
+        door = DoorCall(request)
+        for check in UNSIGNED_CHECKS:
+            refusal = check(request)
+            if refusal is not None:
+                return door.refuse_unsigned(refusal)
         wait = wait_for_signed_call(request)
         if wait is not None:
-            return finish(
+            return door.finish(
                 429,
                 throttled_body("Too many calls; slow down.", wait),
                 BrainCall.Outcome.THROTTLED,
                 Retry_After=str(wait),
             )
-        return self.run_once(request, raw, call, finish)
+        return self.run_once(request, request._request.body, door.row, door.finish)
 
     def run_once(self, request: Request, raw: bytes, call: BrainCall, finish: Any) -> Response:
         """Run the signed call, or answer a repeat of its ``webhook-id`` from the stored result."""

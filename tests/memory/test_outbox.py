@@ -14,8 +14,9 @@ from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 
+from pippa_memory.delivery import deliver_turn_event
 from pippa_memory.models import OutboxEvent
-from pippa_memory.outbox import deliver_turn_event, sweep_outbox
+from pippa_memory.outbox import sweep_outbox
 from pippa_memory.reference_engine import ReferenceEngine
 from tests.host.vessel_kits import ALL_KITS, kit_vessel
 from webui.models import Conversation, Message
@@ -40,7 +41,8 @@ def make_all_due() -> None:
 
 
 def deliver_all_due() -> list[str]:
-    return [deliver_turn_event(str(i)) for i in OutboxEvent.objects.values_list("id", flat=True)]
+    ids = OutboxEvent.objects.values_list("id", flat=True)
+    return [deliver_turn_event(str(i)).outcome for i in ids]
 
 
 # -- the receiver ------------------------------------------------------------------------------
@@ -170,7 +172,7 @@ def test_a_delivered_event_reaches_the_engine_with_its_id_as_idempotency_key(
     run_turn(conversation=conversation, text="remember Ada likes jam")
     event = OutboxEvent.objects.get()
 
-    assert deliver_turn_event(str(event.id)) == "delivered"
+    assert deliver_turn_event(str(event.id)).outcome == "delivered"
 
     event.refresh_from_db()
     assert (event.status, event.attempts, event.last_status) == ("delivered", 1, 202)
@@ -178,7 +180,7 @@ def test_a_delivered_event_reaches_the_engine_with_its_id_as_idempotency_key(
     assert posted["headers"]["Idempotency-Key"] == str(event.id)
     assert posted["body"] == event.payload
     assert [m.text for m in memory_on.state.souls["pippa"].memories] == ["Ada likes jam"]
-    assert deliver_turn_event(str(event.id)) == "skipped"
+    assert deliver_turn_event(str(event.id)).outcome == "skipped"
 
 
 @pytest.mark.parametrize(
@@ -198,7 +200,7 @@ def test_engine_answers_are_classified(
     event = OutboxEvent.objects.get(message_id=assistant_row(conversation).id)
     memory_on.set_fault("error", status=status, paths=["/v1/events"])
 
-    assert deliver_turn_event(str(event.id)) == outcome
+    assert deliver_turn_event(str(event.id)).outcome == outcome
 
     event.refresh_from_db()
     expected_status = {"delivered": "delivered", "dead": "dead", "retry": "pending"}[outcome]
@@ -216,21 +218,55 @@ def test_retry_after_is_honoured(memory_on: ReferenceEngine, conversation: Conve
     memory_on.set_fault("throttle", retry_after=120)
     before = timezone.now()
 
-    assert deliver_turn_event(str(event.id)) == "retry"
+    result = deliver_turn_event(str(event.id))
 
     event.refresh_from_db()
+    assert result.outcome == "retry"
+    assert result.retry_at == event.next_attempt_at
     assert event.next_attempt_at >= before + timedelta(seconds=120)
     assert event.last_status == 429
+
+
+@pytest.mark.parametrize("status", [200, 410])
+def test_only_a_retry_says_when_to_retry(
+    memory_on: ReferenceEngine, conversation: Conversation, status: int
+) -> None:
+    event = OutboxEvent.objects.get(message_id=assistant_row(conversation).id)
+    if status != 200:
+        memory_on.set_fault("error", status=status, paths=["/v1/events"])
+
+    result = deliver_turn_event(str(event.id))
+
+    assert result.outcome == {200: "delivered", 410: "dead"}[status]
+    assert result.retry_at is None
+
+
+def test_the_delivery_task_wakes_a_worker_for_the_retry_at_the_time_delivery_gave(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    from django_tasks_db.models import DBTaskResult
+
+    from pippa_memory.tasks import deliver_turn_event_task
+
+    event = OutboxEvent.objects.get(message_id=assistant_row(conversation).id)
+    memory_on.set_fault("throttle", retry_after=120)
+
+    assert deliver_turn_event_task.call(str(event.id)) == "retry"
+
+    event.refresh_from_db()
+    (retry,) = DBTaskResult.objects.all()
+    assert retry.args_kwargs["args"] == [str(event.id)]
+    assert retry.run_after == event.next_attempt_at
 
 
 def test_backoff_grows_with_full_jitter_and_is_capped(
     configure: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pippa_memory.outbox import retry_delay
+    from pippa_memory.delivery import retry_delay
 
     configure(OUTBOX_BASE_DELAY=5.0, OUTBOX_MAX_DELAY=60.0)
     # Seeded, so the statistical assertions below give the same verdict on every run.
-    monkeypatch.setattr("pippa_memory.outbox.random", random.Random(13))
+    monkeypatch.setattr("pippa_memory.delivery.random", random.Random(13))
 
     samples = {n: [retry_delay(attempts=n, retry_after=None) for _ in range(200)] for n in range(8)}
 
@@ -254,7 +290,7 @@ def test_an_event_still_failing_after_the_max_age_is_dead_and_reported(
         outcomes = []
         for _ in range(20):
             make_all_due()
-            outcomes.append(deliver_turn_event(str(event.id)))
+            outcomes.append(deliver_turn_event(str(event.id)).outcome)
             if outcomes[-1] == "dead":
                 break
 
@@ -271,9 +307,9 @@ def test_a_reset_after_the_engine_processed_an_event_is_redelivered_once_in_effe
     event = OutboxEvent.objects.get()
     memory_on.set_fault("reset", paths=["/v1/events"], times=1)
 
-    assert deliver_turn_event(str(event.id)) == "retry"
+    assert deliver_turn_event(str(event.id)).outcome == "retry"
     make_all_due()
-    assert deliver_turn_event(str(event.id)) == "delivered"
+    assert deliver_turn_event(str(event.id)).outcome == "delivered"
 
     posts = [r for r in memory_on.received if r["path"] == "/v1/events"]
     assert [p["headers"]["Idempotency-Key"] for p in posts] == [str(event.id)] * 2
@@ -325,13 +361,13 @@ def test_a_crash_between_commit_and_enqueue_is_found_by_the_sweep(
 def test_a_claimed_delivery_is_not_taken_twice(
     memory_on: ReferenceEngine, conversation: Conversation
 ) -> None:
-    from pippa_memory.outbox import claim
+    from pippa_memory.delivery import claim
 
     event = OutboxEvent.objects.get(message_id=assistant_row(conversation).id)
 
     assert claim(str(event.id), now=timezone.now()) is True
     assert claim(str(event.id), now=timezone.now()) is False
-    assert deliver_turn_event(str(event.id)) == "skipped"
+    assert deliver_turn_event(str(event.id)).outcome == "skipped"
     assert memory_on.received == []
 
 
@@ -385,7 +421,7 @@ def test_redrive_revives_dead_events_and_shows_progress_while_they_drain(
         try:
             for _ in events:
                 event_id = woken.get(timeout=30)
-                delivered.append(deliver_turn_event(event_id))
+                delivered.append(deliver_turn_event(event_id).outcome)
         except queue.Empty:
             missed.append(f"redrive woke the worker for {len(delivered)} of 4 events in 30 s")
         finally:

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from pippa_memory.delivery import deliver_turn_event
 from pippa_memory.models import OutboxEvent, PendingAsk
-from pippa_memory.outbox import deliver_turn_event
 from pippa_memory.reference_engine import ReferenceEngine
 from webui.models import ScheduledJob, Soul, Vessel
 from webui.turns import run_turn

@@ -21,8 +21,8 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from standardwebhooks import Webhook
 
+from pippa_memory.delivery import deliver_turn_event
 from pippa_memory.models import OutboxEvent
-from pippa_memory.outbox import deliver_turn_event
 from pippa_memory.reference_engine import ReferenceEngine
 from tests.memory.conftest import TOKEN
 from tests.memory.test_outbox_workers import database_url
