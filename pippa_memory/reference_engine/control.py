@@ -40,7 +40,10 @@ def answer_control_call(server: "EngineHTTPServer", method: str, path: str, body
         return add_memory(server, body)
     if method == "POST" and path == "/_control/settings":
         if "answer_delay" in body:
-            server.state.answer_delay = float(body["answer_delay"])
+            try:
+                server.state.answer_delay = float(body["answer_delay"])
+            except (TypeError, ValueError):
+                return error(400, "invalid_request", "answer_delay must be a number of seconds")
         return 200, {"answer_delay": server.state.answer_delay}, {}
     return error(404, "not_found", f"No control route {method} {path}.")
 

@@ -94,6 +94,8 @@ def route_event(call: Call) -> Answer:
 def route_recall(call: Call) -> Answer:
     body = call.body
     limit = int(body.get("limit", 5))
+    if limit < 1:
+        raise Refused(400, "invalid_request", "limit must be at least 1")
     found = call.state.recall(body["soul"], str(body["query"]), limit, viewer=call.body_viewer())
     return 200, found, {}
 

@@ -1,8 +1,9 @@
 """Contract v2 on the reference engine, over a real socket: memory has an owner. Every read
 answers only what its viewer may see (household items and the viewer's own private ones; no
-viewer, household only), forgotten items never come back by any route, and every call's contract
-version is checked."""
+viewer, household only), forgotten items never come back by any route, and the demo seed keeps its private memory for the
+demo member."""
 
+import io
 from typing import Any
 
 import jsonschema
@@ -10,6 +11,7 @@ import pytest
 import requests
 
 from pippa_memory import contract
+from pippa_memory.management.commands.memory_engine import Command
 from pippa_memory.reference_engine import ReferenceEngine
 
 from .engine_v2 import ALICE, BOB, call, get
@@ -273,3 +275,33 @@ def test_wake_briefs_and_job_bundles_hold_household_items_only(
         assert "The bins go out on Tuesday." in text
         assert "pot" not in text
         assert "shed" not in text
+
+
+@pytest.mark.django_db
+def test_the_demo_seed_is_household_memories_and_one_private_to_the_demo_member(
+    engine: ReferenceEngine, make_user: Any
+) -> None:
+    demo = make_user("demo")
+
+    Command(stdout=io.StringIO()).seed_demo(engine)
+
+    unattended = get(engine, "/v1/souls/pippa/head")
+    theirs = get(engine, "/v1/souls/pippa/head", viewer=str(demo.pk))
+    assert len(unattended["items"]) == 2
+    assert "blue tin" in unattended["block"]
+    assert theirs["items"][:2] == unattended["items"]
+    assert "(private) The demo member is planning a surprise" in theirs["block"]
+    (item,) = [m.item() for m in engine.state.souls["pippa"].memories if m.scope == "private"]
+    assert item["said_by"] == {"member": str(demo.pk), "name": "Demo"}
+
+
+@pytest.mark.django_db
+def test_the_demo_seed_says_it_added_no_private_memory_when_there_is_no_demo_member(
+    engine: ReferenceEngine,
+) -> None:
+    out = io.StringIO()
+
+    Command(stdout=out).seed_demo(engine)
+
+    assert [m.scope for m in engine.state.souls["pippa"].memories] == ["household", "household"]
+    assert "no private demo memory was added" in out.getvalue()
