@@ -2,9 +2,10 @@
 
 The wire is the host's :mod:`webui.outbound_http` (a session for the ``memory-engine`` role, connect
 and read timeouts, a total deadline so a dripping engine is cut off, a response-size cap, redirects
-never followed). What is the engine's own lives here: a bearer token and an ``X-Request-Id`` on
-every call, every answer's JSON shape validated, and one process-wide circuit breaker (pybreaker)
-that makes calls cost nothing after repeated failures until its reset time. It never raises: a
+never followed). What is the engine's own lives here: a bearer token, the contract version
+(``X-Memory-Contract``) and an ``X-Request-Id`` on every call, every answer's JSON shape validated,
+and one process-wide circuit breaker (pybreaker) that makes calls cost nothing after repeated
+failures until its reset time. It never raises: a
 call that did not work returns an :class:`EngineAnswer` whose ``reason`` says why, which is what
 the chat paths need to stay absent-tolerant.
 """
@@ -20,7 +21,7 @@ import jsonschema
 import pybreaker
 
 from pippa_memory.conf import memory_settings
-from pippa_memory.contract import unusable_text_problem
+from pippa_memory.contract import CONTRACT_HEADER, unusable_text_problem
 from webui import outbound_http
 from webui.canonical import canonical_bytes
 from webui.redaction import fit_to_show
@@ -227,7 +228,13 @@ def _exchange(
     extra_headers: dict[str, str],
 ) -> tuple[outbound_http.Answer, Any]:
     """One HTTP exchange and its usable JSON; raises :class:`EngineFailure` for any failure."""
-    headers = {"Accept": "application/json", "X-Request-Id": request_id, **extra_headers}
+    version_header, version = CONTRACT_HEADER
+    headers = {
+        "Accept": "application/json",
+        "X-Request-Id": request_id,
+        version_header: version,
+        **extra_headers,
+    }
     if memory_settings.TOKEN:
         headers["Authorization"] = f"Bearer {memory_settings.TOKEN}"
     if body is not None:

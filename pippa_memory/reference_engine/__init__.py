@@ -1,7 +1,9 @@
-"""A small real HTTP server implementing engine contract v1, for development, demos and tests.
+"""A small real HTTP server implementing engine contract v2, for development, demos and tests.
 
-In-memory state (:mod:`.state`), a stdlib threading HTTP server (:mod:`.server`) with fault modes
-switched at run time through ``/_control``. Start it with ``python manage.py memory_engine``.
+In-memory state (:mod:`.state`, one soul's items and revisions in :mod:`.souls`, what a turn
+event leaves in :mod:`.events`), a stdlib threading HTTP server (:mod:`.server`) answering the
+contract routes (:mod:`.routes`), with fault modes (:mod:`.faults`) switched at run time through
+the control door (:mod:`.control`). Start it with ``python manage.py memory_engine``.
 """
 
 from pippa_memory.reference_engine.server import ReferenceEngine

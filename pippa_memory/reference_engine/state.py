@@ -1,49 +1,35 @@
-"""The reference engine's memory: what souls left behind, revisions, asks and answers.
+"""The reference engine's memory: what souls left behind, who may see it, asks and answers.
 
-Memories come from the ``remember`` tool uses of the turn events it receives; every change moves
-the soul's head revision. Recall matches words of the query and, when nothing matches, falls back
-to the most recent memories and says so. Asks are answered after a short delay. Bundles and blocks
-for a revision are deterministic.
+Memories come from the ``remember`` tool uses of the turn events it receives, each with the
+scope the plug-in resolved, the member who said it and where; every change (remember, forget, a
+scope change) moves the soul's head revision. Every read is for a viewer: household items plus
+that viewer's private items, or household items only for an unattended run. Recall matches words
+of the query and, when nothing matches, falls back to the most recent visible memories and says
+so. Asks are answered after a short delay. Bundles and blocks for a revision are deterministic.
 """
 
 import hashlib
-import re
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from typing import Any
 
-WORD = re.compile(r"\w+", re.UNICODE)
-STOP_WORDS = {
-    "the",
-    "a",
-    "an",
-    "is",
-    "are",
-    "of",
-    "to",
-    "and",
-    "or",
-    "i",
-    "my",
-    "what",
-    "who",
-    "me",
-}
+from pippa_memory.reference_engine.events import remembered_by_event
+from pippa_memory.reference_engine.souls import (
+    STOP_WORDS,
+    SoulMemory,
+    now_iso,
+    words_of,
+)
+
+__all__ = ["EngineState", "now_iso"]
+PAGE_LIMITS = range(1, 101)
 
 
-def now_iso() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@dataclass
-class Memory:
-    id: str
-    text: str
-    at: str
+class BadCursor(ValueError):
+    """A listing cursor this engine did not hand out."""
 
 
 @dataclass
@@ -52,19 +38,12 @@ class Ask:
     soul: str
     conversation: str
     question: str
+    viewer: str | None
     ready_at: float
     answer_id: str = ""
     answer: str = ""
     answered_at: str = ""
     acked: bool = False
-
-
-@dataclass
-class SoulMemory:
-    memories: list[Memory] = field(default_factory=list)
-    # revision -> the memory ids it holds, so any revision's block can be rendered again.
-    revisions: dict[str, list[str]] = field(default_factory=dict)
-    head: str = "r0"
 
 
 class EngineState:
@@ -89,46 +68,60 @@ class EngineState:
             self.events.clear()
             self.asks.clear()
 
-    # -- memories and revisions ----------------------------------------------------------------
     def _soul(self, soul: str) -> SoulMemory:
         if soul not in self.souls:
-            self.souls[soul] = SoulMemory(revisions={"r0": []})
+            self.souls[soul] = SoulMemory()
         return self.souls[soul]
 
-    def remember(self, soul: str, text: str) -> str:
-        """Add a memory; the soul's head moves to a new revision, which is returned."""
+    # -- memories and revisions ----------------------------------------------------------------
+    def remember(
+        self,
+        soul: str,
+        text: str,
+        *,
+        scope: str = "household",
+        member: str | None = None,
+        name: str | None = None,
+        source: dict[str, Any] | None = None,
+    ) -> str:
+        """Add a memory said by ``member`` (None: an unattended run); returns the new head.
+
+        A private memory needs a member (:class:`~.souls.NoOwner`); a bad scope is a ValueError.
+        """
+        said_by = {"member": member, "name": name or member} if member else None
         with self.lock:
             state = self._soul(soul)
-            state.memories.append(Memory(id=f"m{uuid.uuid4().hex[:12]}", text=text, at=now_iso()))
-            state.head = f"r{len(state.revisions)}"
-            state.revisions[state.head] = [m.id for m in state.memories]
+            state.add(text=text, scope=scope, said_by=said_by, source=source or {})
             return state.head
 
-    def block(self, soul: str, revision: str | None = None) -> tuple[str, str] | None:
-        """``(revision, block text)`` at ``revision`` (the head when None); None if unknown."""
+    def block(
+        self, soul: str, revision: str | None = None, *, viewer: str | None = None
+    ) -> dict[str, Any]:
+        """The block answer of ``revision`` (the head when None) for ``viewer``.
+
+        Raises :class:`~.souls.UnknownRevision` or :class:`~.souls.RevisionGone`.
+        """
         with self.lock:
             state = self._soul(soul)
             revision = revision or state.head
-            if revision not in state.revisions:
-                return None
-            ids = set(state.revisions[revision])
-            texts = [m.text for m in state.memories if m.id in ids]
-        if not texts:
-            return revision, "Nothing is remembered yet."
-        return revision, "What I remember:\n" + "\n".join(f"- {text}" for text in texts)
+            ids, text = state.block(revision, viewer=viewer)
+        return {"soul": soul, "revision": revision, "viewer": viewer, "block": text, "items": ids}
 
-    def recall(self, soul: str, query: str, limit: int) -> dict[str, Any]:
-        words = {w for w in WORD.findall(query.lower()) if w not in STOP_WORDS}
+    def recall(
+        self, soul: str, query: str, limit: int, *, viewer: str | None = None
+    ) -> dict[str, Any]:
+        """The visible memories matching words of ``query``, or the most recent, saying so."""
+        words = words_of(query) - STOP_WORDS
         with self.lock:
-            memories = list(self._soul(soul).memories)
-        hits = [m for m in memories if words & set(WORD.findall(m.text.lower()))]
+            memories = self._soul(soul).visible(viewer)
+        hits = [m for m in memories if words & words_of(m.text)]
         if hits:
             items = hits[-limit:]
-            return {"match": "exact", "items": [vars(m) for m in items], "fallback": None}
+            return {"match": "exact", "items": [m.item() for m in items], "fallback": None}
         recent = memories[-limit:]
         return {
             "match": "fallback",
-            "items": [vars(m) for m in recent],
+            "items": [m.item() for m in recent],
             "fallback": {
                 "from": f"memories matching {query!r}",
                 "to": f"the {len(recent)} most recent memories",
@@ -136,23 +129,93 @@ class EngineState:
             },
         }
 
+    # -- management ---------------------------------------------------------------------------
+    def items(
+        self, soul: str, *, viewer: str | None, q: str = "", limit: int = 20, cursor: str = ""
+    ) -> dict[str, Any]:
+        """One page of the items ``viewer`` may see, newest first, holding every word of ``q``.
+
+        ``cursor`` is a previous page's ``next``; a cursor this engine never gave is a
+        :class:`BadCursor`, and a limit outside 1..100 a ValueError.
+        """
+        if limit not in PAGE_LIMITS:
+            raise ValueError("limit must be an integer from 1 to 100")
+        before = cursor_position(cursor)
+        wanted = words_of(q)
+        with self.lock:
+            state = self._soul(soul)
+            found = [
+                m
+                for m in reversed(state.visible(viewer))
+                if m.seq < before and wanted <= words_of(m.text)
+            ]
+            page = found[:limit]
+            more = len(found) > limit
+            return {
+                "items": [m.item() for m in page],
+                "next": f"before-{page[-1].seq}" if more else None,
+                "revision": state.head,
+            }
+
+    def members(self, soul: str) -> dict[str, Any]:
+        """Every member who said something the soul keeps, with a count of their private items."""
+        with self.lock:
+            state = self._soul(soul)
+            counts: dict[str, dict[str, Any]] = {}
+            for memory in state.memories:
+                if memory.said_by is None:
+                    continue
+                entry = counts.setdefault(
+                    memory.said_by["member"],
+                    {"member": memory.said_by["member"], "name": "", "private_items": 0},
+                )
+                entry["name"] = memory.said_by["name"]  # the latest name the member went by
+                entry["private_items"] += int(memory.scope == "private")
+            members = sorted(counts.values(), key=lambda m: (m["name"], m["member"]))
+            return {"members": members, "revision": state.head}
+
+    def forget(self, soul: str, item_id: str, *, viewer: str | None) -> dict[str, Any]:
+        """Forget one item ``viewer`` may see (else :class:`~.souls.UnknownItem`)."""
+        with self.lock:
+            state = self._soul(soul)
+            state.forget([state.find(item_id, viewer=viewer)])
+            return {"forgotten": item_id, "revision": state.head}
+
+    def rescope(self, soul: str, item_id: str, *, viewer: str | None, scope: str) -> dict[str, Any]:
+        """Change the scope of one item ``viewer`` may see; private means private to its sayer."""
+        with self.lock:
+            state = self._soul(soul)
+            memory = state.find(item_id, viewer=viewer)
+            state.rescope(memory, scope)
+            return {"item": memory.item(), "revision": state.head}
+
+    def forget_member(self, soul: str, member: str) -> dict[str, Any]:
+        """Forget every item ``member`` said, private and household."""
+        with self.lock:
+            state = self._soul(soul)
+            doomed = [m for m in state.memories if m.owner == member]
+            state.forget(doomed)
+            return {"forgotten": len(doomed), "revision": state.head}
+
     # -- events -------------------------------------------------------------------------------
     def record_event(self, event: dict[str, Any]) -> bool:
-        """Record a turn event once; False when its id was seen before (nothing happens again)."""
+        """Record a turn event once; False when its id was seen before (nothing happens again).
+
+        A malformed event is a ValueError or KeyError, and nothing of it is kept.
+        """
         with self.lock:
             if event["id"] in self.events:
                 return False
+            remembered = remembered_by_event(event)
             self.events[event["id"]] = event
-            for use in event["message"].get("tool_uses", []):
-                tool_input = use.get("input") or {}
-                if use.get("name") == "memory" and tool_input.get("verb") == "remember":
-                    text = str(tool_input.get("text", "")).strip()
-                    if text:
-                        self.remember(event["soul"], text)
+            state = self._soul(event["soul"])
+            for new in remembered:
+                state.add(text=new.text, scope=new.scope, said_by=new.said_by, source=new.source)
             return True
 
     # -- asks ---------------------------------------------------------------------------------
-    def ask(self, soul: str, conversation: str, question: str) -> str:
+    def ask(self, soul: str, conversation: str, question: str, *, viewer: str | None = None) -> str:
+        """Take a question; it is answered later from what ``viewer`` may see."""
         ask_id = f"ask_{uuid.uuid4().hex[:16]}"
         with self.lock:
             self.asks[ask_id] = Ask(
@@ -160,6 +223,7 @@ class EngineState:
                 soul=soul,
                 conversation=conversation,
                 question=question,
+                viewer=viewer,
                 ready_at=self.clock() + self.answer_delay,
             )
         return ask_id
@@ -173,7 +237,7 @@ class EngineState:
                 if self.clock() < ask.ready_at:
                     continue
                 if not ask.answer_id:
-                    found = self.recall(ask.soul, ask.question, 3)
+                    found = self.recall(ask.soul, ask.question, 3, viewer=ask.viewer)
                     texts = "; ".join(item["text"] for item in found["items"]) or "nothing yet"
                     label = "I found" if found["match"] == "exact" else "Nothing matched; recently"
                     ask.answer = f"{label}: {texts}"
@@ -196,16 +260,31 @@ class EngineState:
                 if ask.conversation == conversation and ask.answer_id in ids:
                     ask.acked = True
 
-    # -- unattended runs ----------------------------------------------------------------------
+    # -- unattended runs: household items only ------------------------------------------------
     def brief(self, soul: str) -> dict[str, Any]:
-        revision, text = self.block(soul)  # type: ignore[misc]
-        return {"brief": f"Recent memories for this wake.\n{text}", "revision": revision}
+        head = self.block(soul)
+        return {
+            "brief": f"Recent memories for this wake.\n{head['block']}",
+            "revision": head["revision"],
+        }
 
-    def bundle(self, soul: str, job: dict[str, Any], revision: str | None) -> dict[str, Any] | None:
+    def bundle(self, soul: str, job: dict[str, Any], revision: str | None) -> dict[str, Any]:
+        """The job's bundle at ``revision`` (the head when None), from household items only.
+
+        Raises :class:`~.souls.UnknownRevision` or :class:`~.souls.RevisionGone`.
+        """
         found = self.block(soul, revision)
-        if found is None:
-            return None
-        revision, text = found
-        bundle = f"Job {job.get('name', '')} ({job.get('id', '')}) at {revision}.\n{text}"
+        bundle = f"Job {job.get('name', '')} ({job.get('id', '')}) at {found['revision']}.\n"
+        bundle += found["block"]
         digest = hashlib.sha256(bundle.encode("utf-8")).hexdigest()
-        return {"bundle": bundle, "revision": revision, "sha256": digest}
+        return {"bundle": bundle, "revision": found["revision"], "sha256": digest}
+
+
+def cursor_position(cursor: str) -> float:
+    """The sequence number a listing cursor points before (no cursor: past the newest item)."""
+    if not cursor:
+        return float("inf")
+    prefix, _, number = cursor.partition("-")
+    if prefix != "before" or not number.isdigit():
+        raise BadCursor(f"cursor {cursor!r} is not one this engine gave")
+    return int(number)

@@ -1,6 +1,7 @@
 """The contract documents say what the code does: every call the client knows is in the OpenAPI
-document, the document's answer schemas require what the client's schemas require, and the turn
-event sends no field the documents leave out."""
+document, the document's answer schemas require what the client's schemas require (down to the
+memory item), every call names the contract version, and the turn event sends no field the
+documents leave out."""
 
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,15 @@ CALLS = [
     ("post", "/v1/conversations/{id}/answers/ack", "204", None),
     ("post", "/v1/wakes/brief", "200", contract.BRIEF),
     ("post", "/v1/bundles", "200", contract.BUNDLE),
+    ("get", "/v1/souls/{soul}/items", "200", contract.ITEMS),
+    ("get", "/v1/souls/{soul}/members", "200", contract.MEMBERS),
+    ("delete", "/v1/souls/{soul}/items/{id}", "200", contract.FORGOTTEN),
+    ("patch", "/v1/souls/{soul}/items/{id}", "200", contract.RESCOPED),
+    ("post", "/v1/souls/{soul}/members/{member}/forget", "200", contract.FORGOTTEN_MEMBER),
 ]
+
+
+ANSWERED = [call for call in CALLS if call[3] is not None]
 
 
 def resolve(schema: dict) -> dict:
@@ -36,7 +45,9 @@ def resolve(schema: dict) -> dict:
     return schema
 
 
-@pytest.mark.parametrize(("method", "path", "status", "schema"), CALLS, ids=[c[1] for c in CALLS])
+@pytest.mark.parametrize(
+    ("method", "path", "status", "schema"), CALLS, ids=[f"{c[0]} {c[1]}" for c in CALLS]
+)
 def test_every_call_is_documented_with_the_schema_the_client_enforces(
     method: str, path: str, status: str, schema: dict | None
 ) -> None:
@@ -48,6 +59,71 @@ def test_every_call_is_documented_with_the_schema_the_client_enforces(
     documented = resolve(operation["responses"][status]["content"]["application/json"]["schema"])
     assert sorted(documented["required"]) == sorted(schema["required"])
     assert sorted(documented["properties"]) == sorted(schema["properties"])
+
+
+def same_fields(documented: dict, schema: dict, where: str) -> list[str]:
+    """Where ``documented`` (OpenAPI) and ``schema`` (contract.py) differ in required or named
+    fields, walking into nested objects, arrays and nullable references."""
+    documented = resolve(documented)
+    if "allOf" in documented:
+        documented = resolve(documented["allOf"][0])
+    if "oneOf" in schema:
+        schema = next(s for s in schema["oneOf"] if s.get("type") != "null")
+    if "items" in schema and isinstance(schema["items"], dict):
+        return same_fields(documented.get("items", {}), schema["items"], f"{where}[]")
+    if "properties" not in schema:
+        return []
+    problems = []
+    if sorted(documented.get("required", [])) != sorted(schema.get("required", [])):
+        problems.append(f"{where}: required")
+    if sorted(documented.get("properties", {})) != sorted(schema["properties"]):
+        return [*problems, f"{where}: properties"]
+    for key, inner in schema["properties"].items():
+        problems += same_fields(documented["properties"][key], inner, f"{where}.{key}")
+    return problems
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "schema"), ANSWERED, ids=[f"{c[0]} {c[1]}" for c in ANSWERED]
+)
+def test_every_answer_is_documented_field_for_field_down_to_the_memory_item(
+    method: str, path: str, status: str, schema: dict
+) -> None:
+    operation = OPENAPI["paths"][path][method]
+    documented = operation["responses"][status]["content"]["application/json"]["schema"]
+
+    assert same_fields(documented, schema, path) == []
+
+
+def test_the_memory_item_is_documented_as_the_client_enforces_it() -> None:
+    documented = OPENAPI["components"]["schemas"]["Item"]
+
+    assert same_fields(documented, contract.ITEM, "Item") == []
+    assert (
+        resolve(documented["properties"]["scope"])["enum"]
+        == contract.ITEM["properties"]["scope"]["enum"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "schema"), CALLS, ids=[f"{c[0]} {c[1]}" for c in CALLS]
+)
+def test_every_call_names_the_contract_version_the_client_speaks(
+    method: str, path: str, status: str, schema: dict | None
+) -> None:
+    name, version = contract.CONTRACT_HEADER
+    parameters = OPENAPI["components"]["parameters"]
+    operation = OPENAPI["paths"][path][method]
+    named = [
+        parameters[p["$ref"].rsplit("/", 1)[-1]] if "$ref" in p else p
+        for p in operation["parameters"]
+    ]
+
+    (header,) = [p for p in named if p["name"] == name]
+    assert header["in"] == "header"
+    assert header["schema"]["enum"] == [version]
+    assert OPENAPI["info"]["version"] == version
+    assert f"`{name}: {version}`" in PROSE
 
 
 def test_the_document_is_openapi_3_with_bearer_auth() -> None:

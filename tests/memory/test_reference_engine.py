@@ -1,5 +1,6 @@
-"""The reference engine implements the whole of contract v1 over a real socket, and its fault
-modes and control routes behave as the tests that lean on them expect."""
+"""The reference engine implements the calls contract v2 kept from v1 over a real socket, and its
+fault modes and control routes behave as the tests that lean on them expect. (What v2 added, who
+may see what, is in ``test_reference_engine_v2.py``.)"""
 
 import socket
 import subprocess
@@ -27,7 +28,10 @@ def call(engine: ReferenceEngine, method: str, path: str, **kwargs: Any) -> requ
     return requests.request(method, engine.url + path, headers=headers, timeout=5, **kwargs)
 
 
-def turn_event(text: str, *, event_id: str | None = None, verb: str = "remember") -> dict[str, Any]:
+def turn_event(
+    text: str, *, event_id: str | None = None, verb: str = "remember", scope: str = "household"
+) -> dict[str, Any]:
+    """A v2 turn event from Alice (member "7") whose one memory tool use has ``verb``."""
     return {
         "type": "conversation.turn",
         "id": event_id or str(uuid.uuid4()),
@@ -36,7 +40,7 @@ def turn_event(text: str, *, event_id: str | None = None, verb: str = "remember"
         "conversation": {
             "id": "c1",
             "pinned_head": None,
-            "viewer": "alice",
+            "viewer": {"member": "7", "name": "Alice"},
             "vessel": "offline",
             "kind": "chat",
         },
@@ -45,7 +49,16 @@ def turn_event(text: str, *, event_id: str | None = None, verb: str = "remember"
             "role": "assistant",
             "created_at": "2026-12-02T09:30:00Z",
             "content": "noted",
-            "tool_uses": [{"name": "memory", "input": {"verb": verb, "text": text}, "output": {}}],
+            "tool_uses": [
+                {
+                    "id": "call-1",
+                    "name": "memory",
+                    "verb": verb,
+                    "scope": scope,
+                    "input": {"verb": verb, "text": text},
+                    "output": {},
+                }
+            ],
         },
     }
 
@@ -150,11 +163,11 @@ def test_requests_at_the_same_time_are_given_the_same_answer_to_an_ask(
     held, release = threading.Event(), threading.Event()
     recall = engine.state.recall
 
-    def held_recall(*args: Any) -> dict[str, Any]:
+    def held_recall(*args: Any, **kwargs: Any) -> dict[str, Any]:
         if not held.is_set():
             held.set()
             release.wait(timeout=10)
-        return recall(*args)
+        return recall(*args, **kwargs)
 
     monkeypatch.setattr(engine.state, "recall", held_recall)
     answers: dict[str, list[str]] = {}

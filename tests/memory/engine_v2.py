@@ -1,0 +1,60 @@
+"""Calls to the reference engine as a contract v2 client makes them, for the engine's tests."""
+
+import uuid
+from typing import Any
+
+import requests
+
+from pippa_memory import contract
+from pippa_memory.reference_engine import ReferenceEngine
+
+from .conftest import TOKEN
+
+HEADERS = {"Authorization": f"Bearer {TOKEN}", contract.CONTRACT_HEADER[0]: "2"}
+ALICE = {"member": "7", "name": "Alice"}
+BOB = {"member": "8", "name": "Bob"}
+
+
+def call(engine: ReferenceEngine, method: str, path: str, **kwargs: Any) -> requests.Response:
+    headers = {**HEADERS, **kwargs.pop("headers", {})}
+    return requests.request(method, engine.url + path, headers=headers, timeout=5, **kwargs)
+
+
+def get(engine: ReferenceEngine, path: str, **params: str) -> dict[str, Any]:
+    response = call(engine, "GET", path, params=params)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def event(viewer: Any, *uses: dict[str, Any], event_id: str = "") -> dict[str, Any]:
+    """A turn event from ``viewer`` whose tool uses are ``uses`` (see :func:`remember`)."""
+    return {
+        "type": "conversation.turn",
+        "id": event_id or str(uuid.uuid4()),
+        "occurred_at": "2026-12-03T09:00:00Z",
+        "soul": "pippa",
+        "conversation": {
+            "id": "conv-1",
+            "pinned_head": None,
+            "viewer": viewer,
+            "vessel": "offline",
+            "kind": "chat" if viewer else "job",
+        },
+        "message": {
+            "id": "msg-1",
+            "role": "assistant",
+            "created_at": "2026-12-03T09:00:00Z",
+            "content": "Noted.",
+            "tool_uses": list(uses),
+        },
+    }
+
+
+def remember(text: str, scope: str | None = None, use_id: str = "call-1") -> dict[str, Any]:
+    use = {"id": use_id, "name": "memory", "verb": "remember", "input": {"verb": "remember"}}
+    use["input"]["text"] = text
+    return {**use, "output": {"ok": True}, **({"scope": scope} if scope else {})}
+
+
+def send(engine: ReferenceEngine, body: dict[str, Any]) -> requests.Response:
+    return call(engine, "POST", "/v1/events", json=body, headers={"Idempotency-Key": body["id"]})
