@@ -9,7 +9,6 @@ at once; an event still failing after ``OUTBOX_MAX_AGE`` is dead and reported.
 """
 
 import logging
-import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -18,6 +17,7 @@ from django.utils import timezone
 from pippa_memory.client import EngineAnswer, call_engine
 from pippa_memory.conf import memory_settings
 from pippa_memory.models import OutboxEvent
+from webui import outbound_http
 
 logger = logging.getLogger(__name__)
 
@@ -34,9 +34,11 @@ class DeliveryResult:
 
 def retry_delay(*, attempts: int, retry_after: float | None) -> float:
     """Full jitter, capped: uniform(0, min(max, base * 2**attempts)); a ``Retry-After`` wins."""
-    base = memory_settings.OUTBOX_BASE_DELAY
-    cap = memory_settings.OUTBOX_MAX_DELAY
-    delay = random.uniform(0, min(cap, base * 2 ** min(attempts, 32)))
+    delay = outbound_http.full_jitter_delay(
+        attempt=attempts,
+        base=memory_settings.OUTBOX_BASE_DELAY,
+        cap=memory_settings.OUTBOX_MAX_DELAY,
+    )
     return max(delay, retry_after or 0.0)
 
 

@@ -15,25 +15,53 @@ def sha256_of(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+class Scope(models.TextChoices):
+    """Who may see a memory item (engine contract v2)."""
+
+    PRIVATE = "private", "Private (only the member who said it)"
+    HOUSEHOLD = "household", "Household (everyone)"
+
+
 class MemoryBlock(models.Model):
-    """A soul's memory block at one engine revision. Immutable: one row per (soul, revision)."""
+    """A soul's memory block at one engine revision, rendered for one viewer. Immutable: one row
+    per (soul, revision, viewer), with the ids of the items it holds (so a forget finds the
+    conversations whose pinned block holds the item)."""
 
     soul = models.ForeignKey(Soul, on_delete=models.CASCADE, related_name="memory_blocks")
     revision = models.CharField(max_length=100)
+    viewer = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="The member id the block was rendered for; blank: household items only.",
+    )
     text = models.TextField()
     sha256 = models.CharField(max_length=64)
+    items = models.JSONField(default=list, blank=True, help_text="Ids of the items it holds.")
     fetched_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["soul", "revision"], name="memory_block_once_per_revision"
+                fields=["soul", "revision", "viewer"], name="memory_block_once_per_viewer"
             )
         ]
         ordering = ["-fetched_at"]
 
     def __str__(self) -> str:
-        return f"{self.soul} @ {self.revision}"
+        return f"{self.soul} @ {self.revision}" + (f" for {self.viewer}" if self.viewer else "")
+
+
+class MemberPreference(models.Model):
+    """A member's own memory settings: the scope a ``remember`` gets when the model names none."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memory_preference"
+    )
+    default_scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.PRIVATE)
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.get_default_scope_display()}"
 
 
 class PinRecord(models.Model):

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 from django_tasks import TaskResultStatus
 
-from pippa_memory.conf import memory_settings
+from pippa_memory.conf import memory_applies
 from pippa_memory.delivery import delivery_lease
 from pippa_memory.models import OutboxEvent
 from pippa_memory.tasks import deliver_turn_event_task, enqueue_delivery
@@ -70,7 +70,7 @@ def record_turn_event(message: Message) -> OutboxEvent | None:
     Nothing is written when memory is off or the conversation is temporary.
     """
     conversation = message.conversation
-    if not memory_settings.ENABLED or conversation.temporary:
+    if not memory_applies(conversation):
         return None
     event = OutboxEvent(soul_id=conversation.soul_id, conversation_id=conversation.id)
     event.message_id = message.id

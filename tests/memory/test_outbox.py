@@ -266,7 +266,7 @@ def test_backoff_grows_with_full_jitter_and_is_capped(
 
     configure(OUTBOX_BASE_DELAY=5.0, OUTBOX_MAX_DELAY=60.0)
     # Seeded, so the statistical assertions below give the same verdict on every run.
-    monkeypatch.setattr("pippa_memory.delivery.random", random.Random(13))
+    monkeypatch.setattr("webui.outbound_http.random", random.Random(13))
 
     samples = {n: [retry_delay(attempts=n, retry_after=None) for _ in range(200)] for n in range(8)}
 
