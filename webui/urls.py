@@ -29,6 +29,8 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]
 
+handler404 = "webui.views.page_not_found"
+
 # The memory plug-in's door, when the plug-in is installed (the host never imports it).
 if apps.is_installed("pippa_memory"):
     urlpatterns.append(path("api/memory/", include("pippa_memory.urls")))

@@ -8,8 +8,9 @@ nothing changes.
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views import defaults
 from django.views.decorators.http import require_POST
 
 from webui.api.serializers import MessageSerializer
@@ -158,3 +159,18 @@ def soul_stream_wake(request: HttpRequest) -> HttpResponse:
     else:
         messages.error(request, f"{soul.name}'s wake failed: {run.error}")
     return redirect("soul-stream")
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's 404 page, except under ``/api/``, where every answer is JSON in the API's error
+    shape: an id that is no UUID, or any path no route matches (one with a newline, say)."""
+    if request.path.startswith("/api/"):
+        body = {
+            "error": {
+                "code": "not_found",
+                "message": "No such API route, or nothing there.",
+                "details": {},
+            }
+        }
+        return JsonResponse(body, status=404)
+    return defaults.page_not_found(request, exception)

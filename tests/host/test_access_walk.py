@@ -123,11 +123,6 @@ HOST_ROUTES: dict[str, Route] = {
     "api-retry": Route(
         Access(FORBIDDEN, 409, 409, 409, 409), own("/api/conversations/{id}/retry/"), "post"
     ),
-    # Any other path under conversations/: the API's own 404, past the login.
-    "api/conversations/<path:rest>": Route(
-        Access(FORBIDDEN, NOT_FOUND, NOT_FOUND, NOT_FOUND, NOT_FOUND),
-        at("/api/conversations/not-a-uuid/messages/"),
-    ),
     "api-schema": Route(API, at("/api/schema/")),
     "api-docs": Route(API, at("/api/docs/")),
     "admin:index": Route(admin_page(staff=OK, viewer=OK, superuser=OK), at("/admin/")),

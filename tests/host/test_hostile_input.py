@@ -119,6 +119,19 @@ def test_a_conversation_id_that_is_no_uuid_is_a_404_in_the_api_shape(
     assert error["code"] == "not_found"
 
 
+@pytest.mark.parametrize(
+    "path",
+    ["/api/conversations/%0A8S/retry/", "/api/no-such-route/", "/api/conversations/x%0Ay/"],
+)
+def test_any_api_path_no_route_matches_is_a_404_in_the_api_shape(
+    auth_client: APIClient, path: str
+) -> None:
+    response = auth_client.post(path, {}, format="json")
+
+    error = assert_api_error(response, 404)
+    assert error["code"] == "not_found"
+
+
 def test_nesting_up_to_the_limit_parses_and_one_level_more_is_refused() -> None:
     from webui.untrusted_json import MAX_JSON_DEPTH, UntrustedJSONError, parse_untrusted_json
 

@@ -14,6 +14,4 @@ urlpatterns = [
         views.RetryView.as_view(),
         name="api-retry",
     ),
-    # Last: any other path under conversations/ gets the API's 404, not Django's HTML page.
-    path("conversations/<path:rest>", views.NoSuchConversationView.as_view()),
 ]

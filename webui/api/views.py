@@ -3,7 +3,6 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -132,14 +131,3 @@ class RetryView(APIView):
         except TurnError as error:
             return turn_error_response(error)
         return turn_response(result)
-
-
-@extend_schema(exclude=True)
-class NoSuchConversationView(APIView):
-    """Any other path under ``conversations/`` (an id that is no UUID, say): a 404 in the API's
-    error shape, where Django's resolver would answer with its HTML page."""
-
-    def get(self, request: Request, **kwargs: str) -> Response:
-        raise NotFound("No such conversation, or no such call on one.")
-
-    post = put = patch = delete = get
