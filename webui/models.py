@@ -1,7 +1,6 @@
 """The household's data: souls, vessels, conversations and their messages."""
 
 import os
-import re
 import uuid
 
 from django.conf import settings
@@ -12,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from webui.schedules import validate_schedule
+from webui.vessels.key_env import api_key_env_problem
 from webui.vessels.registry import adapter_choices
 
 
@@ -30,23 +30,6 @@ class Soul(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-
-KEY_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*(KEY|TOKEN)[A-Z0-9_]*$")
-# The project's own secrets: a vessel naming one of these would send it to the provider as a key.
-RESERVED_ENV_PREFIXES = ("DJANGO_", "PIPPA_", "DATABASE_", "WEBUI_")
-
-
-def api_key_env_problem(name: str) -> str | None:
-    """Why ``name`` cannot hold a vessel's key, or ``None``."""
-    if name.startswith(RESERVED_ENV_PREFIXES):
-        return f"{name} belongs to the project's own settings and cannot hold a vessel's key."
-    if not KEY_ENV_NAME.match(name):
-        return (
-            f"{name} is not a key variable name: use capitals, digits and underscores, with KEY or "
-            "TOKEN in it (for example ANTHROPIC_API_KEY)."
-        )
-    return None
 
 
 def validate_api_key_env(name: str) -> None:

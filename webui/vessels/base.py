@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from webui.lone_surrogates import lone_surrogate_path
 from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound, ToolUse
 from webui.vessels.errors import VesselError
+from webui.vessels.key_env import api_key_env_problem
 
 if TYPE_CHECKING:
     from webui.models import Vessel
@@ -240,8 +241,6 @@ class VesselAdapter(ABC):
     def configuration_problem(self) -> str | None:
         """What stops this vessel from being called, in plain words, or ``None``."""
         if self.vessel.api_key_env:
-            from webui.models import api_key_env_problem
-
             problem = api_key_env_problem(self.vessel.api_key_env)
             if problem:
                 return f"The vessel {self.vessel.name} cannot use its key variable: {problem}"
