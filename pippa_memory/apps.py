@@ -19,9 +19,11 @@ class PippaMemoryConfig(AppConfig):
         from pippa_memory import checks  # noqa: F401  (registers the system checks)
         from pippa_memory.extension import MemoryExtension
         from webui.extensions import register_extension
+        from webui.navigation import NavigationLink, register_navigation_link
         from webui.redaction import register_secret_source
 
         register_extension(MemoryExtension())
+        register_navigation_link(NavigationLink(label="Memory", url_name="memory-page"))
         register_secret_source(memory_secret_values)
 
         from django.db.models.signals import post_save

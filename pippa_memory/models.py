@@ -60,6 +60,15 @@ class MemberPreference(models.Model):
     )
     default_scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.PRIVATE)
 
+    class Meta:
+        permissions = [
+            (
+                "manage_memory",
+                "Can see each member's count of private memories, forget household memories, "
+                "and forget all of one member's memories",
+            )
+        ]
+
     def __str__(self) -> str:
         return f"{self.user}: {self.get_default_scope_display()}"
 

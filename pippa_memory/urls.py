@@ -1,5 +1,17 @@
+"""The plug-in's API, which the host mounts at ``api/memory/``: the brain door and the items."""
+
 from django.urls import path
 
+from pippa_memory import api
 from pippa_memory.brain.views import BrainDoorView
 
-urlpatterns = [path("brain/", BrainDoorView.as_view(), name="brain-door")]
+urlpatterns = [
+    path("brain/", BrainDoorView.as_view(), name="brain-door"),
+    path("items/", api.ItemListView.as_view(), name="api-memory-items"),
+    path("items/<str:item_id>/", api.ItemView.as_view(), name="api-memory-item"),
+    path(
+        "members/<str:member>/forget/",
+        api.MemberForgetView.as_view(),
+        name="api-memory-member-forget",
+    ),
+]

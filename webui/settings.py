@@ -71,6 +71,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # Links plug-ins add to the navigation (the host never imports a plug-in).
+                "webui.navigation.navigation_links",
             ],
         },
     },

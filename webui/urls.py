@@ -31,6 +31,8 @@ urlpatterns = [
 
 handler404 = "webui.views.page_not_found"
 
-# The memory plug-in's door, when the plug-in is installed (the host never imports it).
+# The memory plug-in's API and its page, when the plug-in is installed (the host never imports
+# it; the page's navigation link comes through webui.navigation).
 if apps.is_installed("pippa_memory"):
     urlpatterns.append(path("api/memory/", include("pippa_memory.urls")))
+    urlpatterns.append(path("memory/", include("pippa_memory.page_urls")))

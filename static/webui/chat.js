@@ -56,6 +56,7 @@
     const item = document.createElement("div");
     item.className = "message " + message.role;
     item.dataset.id = message.id;
+    item.id = "message-" + message.id;  // the memory page links to a turn here
     const who = document.createElement("span");
     who.className = "who";
     who.textContent = message.role === "user" ? "You" : "Reply" + (message.vessel ? " · " + message.vessel : "");

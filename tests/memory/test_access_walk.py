@@ -4,7 +4,9 @@ below; then the plug-in's own permissions, each granted alone.
 
 Django's permissions decide, not ``is_staff``: ``view_*`` to read each list (conversation pins show
 members' titles, the outbox their turns), ``pippa_memory.repin_conversation`` to re-pin,
-``pippa_memory.retry_outboxevent`` to retry or revive events. The host's routes are walked in
+``pippa_memory.retry_outboxevent`` to retry or revive events, ``pippa_memory.manage_memory`` to
+forget a household memory someone else said or everything one member said. Every account has the
+memory page; only the member who said a memory changes its scope. The host's routes are walked in
 ``tests/host/test_access_walk.py``.
 """
 
@@ -21,6 +23,9 @@ from django.utils import timezone
 
 from pippa_memory.models import BrainCall, ConversationPin, MemoryBlock, OutboxEvent, PinRecord
 from tests.access_walk import (
+    FORBIDDEN,
+    LOGIN,
+    OK,
     PLUGIN,
     READ_ONLY_ADMIN,
     REDIRECT,
@@ -29,12 +34,15 @@ from tests.access_walk import (
     ActionAccess,
     Route,
     admin_model_routes,
+    household_wide,
     make_role_users,
     project_routes,
     registered_actions,
+    signed_in,
     walk_actions,
     walk_routes,
 )
+from tests.memory.household_memory import add_memory
 from tests.memory.test_security import BRAIN_SECRET
 from webui.models import Conversation, Soul
 
@@ -51,9 +59,22 @@ class PluginWorld:
     block: MemoryBlock
     event: OutboxEvent
     call: BrainCall
+    memories: dict[str, str]
+    leaver: Any
 
 
 UNSIGNED = Access(401, 401, 401, 401, 401)
+API = Access(FORBIDDEN, OK, OK, OK, OK)
+"""The JSON API past the login: anonymous gets 403 (no login page)."""
+MANAGERS_ONLY_API = Access(FORBIDDEN, FORBIDDEN, FORBIDDEN, FORBIDDEN, OK)
+NOBODY_BUT_THE_SAYER = Access(LOGIN, FORBIDDEN, FORBIDDEN, FORBIDDEN, FORBIDDEN)
+
+
+def memory(key: str, path: str) -> Any:
+    """The URL of one of the world's memories, said by a neighbour none of the roles is."""
+    return lambda world, role: path.format(id=world.memories[key])
+
+
 """The brain door answers to its signature alone: no session, staff or superuser, opens it."""
 
 PLUGIN_ROUTES: dict[str, Route] = {
@@ -63,6 +84,42 @@ PLUGIN_ROUTES: dict[str, Route] = {
         "post",
         lambda world: {"role": "decide", "soul": "pippa", "input": {}},
         json=True,
+    ),
+    "memory-page": Route(signed_in(member=OK), lambda world, role: "/memory/"),
+    # A household memory someone else said: forgotten only by a memory manager.
+    "memory-forget": Route(
+        household_wide(allowed=REDIRECT),
+        memory("page_forget", "/memory/items/{id}/forget/"),
+        "post",
+        lambda world: {"soul": "pippa"},
+    ),
+    # Its scope is the sayer's alone: a manager may not change it either.
+    "memory-scope": Route(
+        NOBODY_BUT_THE_SAYER,
+        memory("page_scope", "/memory/items/{id}/scope/"),
+        "post",
+        lambda world: {"soul": "pippa", "scope": "private"},
+    ),
+    "memory-preference": Route(
+        signed_in(member=REDIRECT),
+        lambda world, role: "/memory/preference/",
+        "post",
+        lambda world: {"default_scope": "household"},
+    ),
+    "memory-member-forget": Route(
+        household_wide(allowed=REDIRECT),
+        lambda world, role: f"/memory/members/{world.leaver.pk}/forget/",
+        "post",
+        lambda world: {"soul": "pippa"},
+    ),
+    "api-memory-items": Route(API, lambda world, role: "/api/memory/items/?soul=pippa"),
+    "api-memory-item": Route(
+        MANAGERS_ONLY_API, memory("api_forget", "/api/memory/items/{id}/?soul=pippa"), "delete"
+    ),
+    "api-memory-member-forget": Route(
+        MANAGERS_ONLY_API,
+        lambda world, role: f"/api/memory/members/{world.leaver.pk}/forget/?soul=pippa",
+        "post",
     ),
     **admin_model_routes("pippa_memory.pinrecord", READ_ONLY_ADMIN, lambda world: world.pin),
     **admin_model_routes("pippa_memory.memoryblock", READ_ONLY_ADMIN, lambda world: world.block),
@@ -95,9 +152,17 @@ def outbox_event(soul: Soul, conversation: Conversation, **fields: Any) -> Outbo
 
 
 @pytest.fixture
-def world(make_user: Any, make_conversation: Any, soul: Soul, configure: Any) -> PluginWorld:
+def world(
+    make_user: Any, make_conversation: Any, soul: Soul, configure: Any, memory_on: Any
+) -> PluginWorld:
     configure(BRAIN_SECRET=BRAIN_SECRET)
     users = make_role_users(make_user)
+    neighbour, leaver = make_user("neighbour"), make_user("leaver")
+    memories = {
+        key: add_memory(memory_on, f"The neighbour's {key} memory.", by=neighbour)
+        for key in ("page_forget", "page_scope", "api_forget")
+    }
+    add_memory(memory_on, "The leaver's note.", scope="private", by=leaver)
     conversation = make_conversation(viewer=users["member"], title="A member's private title")
     return PluginWorld(
         users=users,
@@ -108,6 +173,8 @@ def world(make_user: Any, make_conversation: Any, soul: Soul, configure: Any) ->
         block=MemoryBlock.objects.create(soul=soul, revision="r1", text="Tea.", sha256="0" * 64),
         event=outbox_event(soul, conversation),
         call=BrainCall.objects.create(request_id="req-walk", outcome="answered"),
+        memories=memories,
+        leaver=leaver,
     )
 
 
@@ -194,3 +261,17 @@ def test_a_retry_needs_the_retry_permission_not_only_a_view(
     assert response.status_code == REDIRECT
     event.refresh_from_db()
     assert event.status == OutboxEvent.Status.PENDING
+
+
+def test_forgetting_someone_elses_household_memory_needs_manage_memory_not_only_staff(
+    make_user: Any, soul: Soul, memory_on: Any
+) -> None:
+    item = add_memory(memory_on, "The boiler code is 4471.", by=make_user("neighbour"))
+    url = f"/api/memory/items/{item}/?soul=pippa"
+    reader = staff_holding(make_user, "view_memberpreference")
+    assert reader.delete(url).status_code == FORBIDDEN
+
+    manager = staff_holding(make_user, "manage_memory")
+
+    assert manager.delete(url).status_code == OK
+    assert manager.delete(url).status_code == 404

@@ -1,0 +1,62 @@
+"""Two members' memories in the reference engine, for the memory page's and API's tests."""
+
+from typing import Any
+
+import requests
+from django.contrib.auth.models import Permission
+
+from pippa_memory.reference_engine import ReferenceEngine
+
+from .conftest import TOKEN
+
+HEADERS = {"Authorization": f"Bearer {TOKEN}", "X-Memory-Contract": "2"}
+
+
+def add_memory(
+    engine: ReferenceEngine,
+    text: str,
+    *,
+    scope: str = "household",
+    by: Any = None,
+    source: dict[str, str] | None = None,
+) -> str:
+    """Add a memory said by the user ``by`` (None: an unattended run); returns its id. Through
+    the control door over the socket, or, with a ``source``, straight into the engine's state
+    (the door takes no source)."""
+    member = str(by.pk) if by is not None else None
+    name = (by.get_full_name() or by.get_username()) if by is not None else None
+    if source is not None:
+        engine.state.remember("pippa", text, scope=scope, member=member, name=name, source=source)
+    else:
+        body = {"soul": "pippa", "text": text, "scope": scope, "member": member, "name": name}
+        answer = requests.post(f"{engine.url}/_control/memories", json=body, timeout=5)
+        assert answer.status_code == 200, answer.text
+    return engine.state.souls["pippa"].memories[-1].id
+
+
+def head(engine: ReferenceEngine, *, viewer: Any = None) -> dict[str, Any]:
+    """The soul's head as ``viewer`` (a user, or None for household only) sees it."""
+    params = {"viewer": str(viewer.pk)} if viewer is not None else {}
+    answer = requests.get(
+        f"{engine.url}/v1/souls/pippa/head", params=params, headers=HEADERS, timeout=5
+    )
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def recall(engine: ReferenceEngine, query: str, *, viewer: Any) -> list[str]:
+    """The texts a recall of ``query`` answers ``viewer``."""
+    body = {"soul": "pippa", "query": query, "limit": 20, "viewer": str(viewer.pk)}
+    answer = requests.post(f"{engine.url}/v1/recall", json=body, headers=HEADERS, timeout=5)
+    assert answer.status_code == 200, answer.text
+    return [item["text"] for item in answer.json()["items"]]
+
+
+def grant_manage_memory(user: Any) -> Any:
+    user.user_permissions.add(Permission.objects.get(codename="manage_memory"))
+    return type(user).objects.get(pk=user.pk)  # a fresh instance: no cached permissions
+
+
+def management_calls(engine: ReferenceEngine) -> list[dict[str, Any]]:
+    """The engine requests the management side made (listings, members, forgets, scope changes)."""
+    return [r for r in engine.received if "/items" in r["path"] or "/members" in r["path"]]
