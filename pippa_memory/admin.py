@@ -16,7 +16,7 @@ from django.utils.html import format_html
 
 from pippa_memory.models import BrainCall, ConversationPin, MemoryBlock, OutboxEvent, PinRecord
 from pippa_memory.outbox import make_due
-from pippa_memory.pinning import request_repin
+from pippa_memory.pinning import request_repin, stored_block
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -57,9 +57,9 @@ class PinRecordAdmin(ReadOnlyAdmin):
 
 @admin.register(MemoryBlock)
 class MemoryBlockAdmin(ReadOnlyAdmin):
-    list_display = ["soul", "revision", "sha256", "fetched_at"]
+    list_display = ["soul", "revision", "viewer", "sha256", "fetched_at"]
     list_filter = ["soul", "fetched_at"]
-    fields = ["soul", "revision", "sha256", "fetched_at", "text"]
+    fields = ["soul", "revision", "viewer", "sha256", "fetched_at", "items", "text"]
 
 
 class RepinForm(forms.Form):
@@ -90,9 +90,7 @@ class ConversationPinAdmin(ReadOnlyAdmin):
             record = conversation.pin_records.filter(outcome=PinRecord.Outcome.ABSENT).first()
             why = record.reason if record else "unknown"
             return f"Pinned absent (no memory block for this conversation): {why}."
-        found = MemoryBlock.objects.filter(
-            soul_id=conversation.soul_id, revision=conversation.pinned_head
-        ).first()
+        found = stored_block(conversation)
         return found.text if found else "The block for this revision is not stored here."
 
     @admin.action(

@@ -71,7 +71,8 @@ class MemoryExtension(TurnExtension):
             return True, tool_verbs.memory_unavailable(left_out, LEFT_OUT_MESSAGES[left_out])
         verb, text = call.input["verb"], call.input["text"].strip()
         if verb == "remember":
-            return True, tool_verbs.remember(text=text)
+            scope = call.input.get("scope")
+            return True, tool_verbs.remember(conversation=turn.conversation, text=text, scope=scope)
         budget = memory_settings.TOOL_BUDGET
         if verb == "recall":
             return True, tool_verbs.recall(conversation=turn.conversation, text=text, budget=budget)

@@ -20,8 +20,10 @@ from django_tasks import TaskResultStatus
 
 from pippa_memory.conf import memory_applies
 from pippa_memory.delivery import delivery_lease
+from pippa_memory.members import viewer_of
 from pippa_memory.models import OutboxEvent
 from pippa_memory.tasks import deliver_turn_event_task, enqueue_delivery
+from pippa_memory.tool import SCOPES, TOOL_NAME
 from webui.models import Message
 
 logger = logging.getLogger(__name__)
@@ -32,16 +34,10 @@ class WorkerLost(Exception):
 
 
 def turn_event_payload(*, event_id: str, message: Message) -> dict[str, Any]:
-    """The ``conversation.turn`` event of contract v1, built from the row as it is stored."""
+    """The ``conversation.turn`` event of contract v2, built from the row as it is stored: the
+    viewer as ``{"member", "name"}`` (``None`` for an unattended run), and each tool use with its
+    id and, for the memory tool, its ``verb`` and a ``remember``'s resolved ``scope``."""
     conversation = message.conversation
-    tool_uses = []
-    for use in message.tool_uses:
-        entry = {"name": use.get("name"), "input": use.get("input"), "output": use.get("output")}
-        verb = (use.get("input") or {}).get("verb") if isinstance(use.get("input"), dict) else None
-        if verb:
-            entry["verb"] = verb
-        tool_uses.append(entry)
-    viewer = conversation.viewer
     return {
         "type": "conversation.turn",
         "id": event_id,
@@ -50,7 +46,7 @@ def turn_event_payload(*, event_id: str, message: Message) -> dict[str, Any]:
         "conversation": {
             "id": str(conversation.id),
             "pinned_head": conversation.pinned_head,
-            "viewer": viewer.get_username() if viewer else None,
+            "viewer": viewer_of(conversation),
             "vessel": conversation.vessel.slug,
             "kind": conversation.kind,
         },
@@ -59,9 +55,30 @@ def turn_event_payload(*, event_id: str, message: Message) -> dict[str, Any]:
             "role": message.role,
             "created_at": message.created_at.isoformat(),
             "content": message.content,
-            "tool_uses": tool_uses,
+            "tool_uses": [tool_use_entry(use) for use in message.tool_uses],
         },
     }
+
+
+def tool_use_entry(use: dict[str, Any]) -> dict[str, Any]:
+    """One stored tool use as the event carries it. A ``remember``'s ``scope`` is the one its
+    result names (:func:`pippa_memory.tool_verbs.remember` resolved it). A ``remember`` the tool
+    refused has none, so the engine's own default holds: private to the viewer (household only
+    for an unattended run), never shared by mistake."""
+    entry = {
+        "id": use.get("id"),
+        "name": use.get("name"),
+        "input": use.get("input"),
+        "output": use.get("output"),
+    }
+    tool_input, output = use.get("input"), use.get("output")
+    verb = tool_input.get("verb") if isinstance(tool_input, dict) else None
+    if verb:
+        entry["verb"] = verb
+    scope = output.get("scope") if isinstance(output, dict) else None
+    if verb == "remember" and use.get("name") == TOOL_NAME and scope in SCOPES:
+        entry["scope"] = scope
+    return entry
 
 
 def record_turn_event(message: Message) -> OutboxEvent | None:

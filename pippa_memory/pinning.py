@@ -1,8 +1,11 @@
 """The pinned head: a conversation's memory block is decided once, at its first turn.
 
-At the first turn one engine call gets the soul's head revision and its rendered block; the block
-is stored locally (immutable per soul and revision, with its sha256) and the revision is written on
-the conversation row by a conditional update, so two concurrent first turns end with one pin. Every
+At the first turn one engine call gets the soul's head revision and its block rendered for the
+conversation's viewer (household items and that member's private ones; no viewer, household items
+only); the block is stored locally (immutable per soul, revision and viewer, with its sha256 and
+the ids of its items) and the revision is written on the conversation row by a conditional update,
+so two concurrent first turns end with one pin. A conversation has one viewer, so the pin stays
+per conversation. Every
 later turn reads the block from the local table with no engine call, so its bytes never move.
 When memory is off, the conversation is temporary, the engine is unconfigured or down, or its block
 is too large, the conversation is *pinned absent*, and the reason is recorded.
@@ -12,7 +15,9 @@ large) is for life. Absent because the engine failed is not: each later turn ask
 more, within the turn's budget (an open breaker answers at once, with no connection), and the first
 time it answers the conversation is pinned, recorded with the reason ``engine_recovered``. That
 moves the front of the prompt once, one deliberate prompt-cache miss; afterwards the pin holds for
-life like any other.
+life like any other. A pinned block the engine answers ``410 gone`` for (it held an item since
+forgotten, which must never render again) is re-pinned to the head, recorded with the reason
+``forgotten``: again one prompt-cache miss.
 
 All of this happens in :func:`settle_turn_pin`, the plug-in's ``settle`` point, before the prompt
 is assembled; :func:`pinned_block`, which assembly calls, only reads. Every pin, the unattended
@@ -20,6 +25,7 @@ runs' too, is written by :func:`pin_conversation`.
 """
 
 import logging
+import time
 from dataclasses import dataclass
 from html import escape
 
@@ -30,6 +36,7 @@ from django.utils import timezone
 from pippa_memory import contract
 from pippa_memory.client import call_engine
 from pippa_memory.conf import memory_applies, memory_settings, why_memory_does_not_apply
+from pippa_memory.members import viewer_id, viewer_query
 from pippa_memory.models import MemoryBlock, PinRecord, sha256_of
 from webui.canonical import without_nul
 from webui.models import Conversation
@@ -42,6 +49,12 @@ ABSENT_BY_CHOICE = frozenset(
 )
 #: The pin history's reason for a conversation pinned at a later turn, once the engine answered.
 ENGINE_RECOVERED = "engine_recovered"
+#: The pin history's reason for a re-pin because the pinned block held an item since forgotten.
+FORGOTTEN = "forgotten"
+
+
+class BlockGone(Exception):
+    """The engine answered ``410 gone`` for a pinned block: it held an item since forgotten."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +65,12 @@ class PinDecision:
     text: str | None
     reason: str
     latency_ms: int | None
+    items: tuple[str, ...] = ()
+
+
+def block_viewer(conversation: Conversation) -> str:
+    """The viewer key of ``conversation``'s blocks: its member's id, "" for household only."""
+    return viewer_id(conversation) or ""
 
 
 def render_block(*, soul_slug: str, revision: str, text: str) -> str:
@@ -63,33 +82,47 @@ def render_block(*, soul_slug: str, revision: str, text: str) -> str:
 
 
 def decide_pin(conversation: Conversation, *, budget: float | None = None) -> PinDecision:
-    """Ask the engine for the soul's head, or say why the conversation goes without a block."""
+    """Ask the engine for the soul's head as the conversation's viewer sees it, or say why the
+    conversation goes without a block."""
     left_out = why_memory_does_not_apply(conversation)
     if left_out:
         return PinDecision(None, None, left_out, None)
     soul = conversation.soul
-    answer = call_engine("GET", f"/v1/souls/{soul.slug}/head", schema=contract.BLOCK, budget=budget)
+    answer = call_engine(
+        "GET",
+        f"/v1/souls/{soul.slug}/head{viewer_query(conversation)}",
+        schema=contract.BLOCK,
+        budget=budget,
+    )
     if not answer.ok:
         return PinDecision(None, None, answer.reason, answer.latency_ms)
     data = answer.data
     if data["soul"] != soul.slug:
         return PinDecision(None, None, "wrong_soul", answer.latency_ms)
+    if data["viewer"] != viewer_id(conversation):
+        # Another member's block would show their private items: never pin it.
+        return PinDecision(None, None, "wrong_viewer", answer.latency_ms)
     if len(data["block"]) > memory_settings.MAX_BLOCK_CHARS:
         # Never silently cut: a truncated block would read as the whole memory.
         return PinDecision(None, None, "block_too_large", answer.latency_ms)
-    return PinDecision(data["revision"], without_nul(data["block"]), "", answer.latency_ms)
+    text = without_nul(data["block"])
+    return PinDecision(data["revision"], text, "", answer.latency_ms, tuple(data["items"]))
 
 
-def store_block(*, conversation: Conversation, revision: str, text: str) -> MemoryBlock:
-    """Keep the block for (soul, revision); an existing row wins, since revisions are immutable."""
+def store_block(
+    *, conversation: Conversation, revision: str, text: str, items: tuple[str, ...] | list[str]
+) -> MemoryBlock:
+    """Keep the block for (soul, revision, the conversation's viewer) with its item ids; an
+    existing row wins, since a revision's block for one viewer is immutable."""
     digest = sha256_of(text)
+    key = {"soul": conversation.soul, "revision": revision, "viewer": block_viewer(conversation)}
     try:
         with transaction.atomic():
             block, created = MemoryBlock.objects.get_or_create(
-                soul=conversation.soul, revision=revision, defaults={"text": text, "sha256": digest}
+                **key, defaults={"text": text, "sha256": digest, "items": list(items)}
             )
     except IntegrityError:
-        block, created = MemoryBlock.objects.get(soul=conversation.soul, revision=revision), False
+        block, created = MemoryBlock.objects.get(**key), False
     if not created and block.sha256 != digest:
         logger.warning(
             "The engine sent different text for %s revision %s; the stored block is kept.",
@@ -145,7 +178,10 @@ def pin_as_decided(
     block = None
     if decision.revision is not None:
         block = store_block(
-            conversation=conversation, revision=decision.revision, text=decision.text or ""
+            conversation=conversation,
+            revision=decision.revision,
+            text=decision.text or "",
+            items=decision.items,
         )
     return pin_conversation(
         conversation,
@@ -205,49 +241,84 @@ def repin_after_engine_failure(conversation: Conversation, *, budget: float | No
     pin_as_decided(conversation, decision=decision, reason=reason, only_if=still_absent)
 
 
-def fetch_block(conversation: Conversation, *, budget: float | None = None) -> MemoryBlock | None:
-    """The stored block a pinned conversation needs, fetched by revision if the row went missing."""
-    block = MemoryBlock.objects.filter(
-        soul_id=conversation.soul_id, revision=conversation.pinned_head
+def repin_after_forget(conversation: Conversation, *, budget: float | None = None) -> None:
+    """Pin a conversation whose pinned block is gone (it held an item since forgotten) to the
+    head, recorded with the reason ``forgotten``: the front of the prompt moves once, one
+    prompt-cache miss, and the forgotten item never renders again. If the engine fails now, the
+    conversation is pinned absent for that failure, and recovers as any such conversation does.
+    """
+    decision = decide_pin(conversation, budget=budget)
+    still_pinned = Conversation.objects.filter(
+        pk=conversation.pk, pinned_head=conversation.pinned_head, pinned_at=conversation.pinned_at
+    )
+    reason = FORGOTTEN if decision.revision is not None else decision.reason
+    pin_as_decided(conversation, decision=decision, reason=reason, only_if=still_pinned)
+
+
+def stored_block(conversation: Conversation) -> MemoryBlock | None:
+    """The stored block of ``conversation``'s pin, for its viewer; ``None`` when not stored."""
+    return MemoryBlock.objects.filter(
+        soul_id=conversation.soul_id,
+        revision=conversation.pinned_head,
+        viewer=block_viewer(conversation),
     ).first()
+
+
+def fetch_block(conversation: Conversation, *, budget: float | None = None) -> MemoryBlock | None:
+    """The stored block a pinned conversation needs, fetched by revision for its viewer if the
+    row went missing; ``None`` (logged) when the engine cannot give it. Raises
+    :class:`BlockGone` when the engine answers that the block is gone."""
+    block = stored_block(conversation)
     if block is not None:
         return block
     answer = call_engine(
         "GET",
-        f"/v1/souls/{conversation.soul.slug}/blocks/{conversation.pinned_head}",
+        f"/v1/souls/{conversation.soul.slug}/blocks/{conversation.pinned_head}"
+        f"{viewer_query(conversation)}",
         schema=contract.BLOCK,
         budget=budget,
     )
-    if not answer.ok or answer.data["revision"] != conversation.pinned_head:
+    if answer.status == 410:
+        raise BlockGone(conversation.pinned_head)
+    if (
+        not answer.ok
+        or answer.data["revision"] != conversation.pinned_head
+        or answer.data["viewer"] != viewer_id(conversation)
+    ):
         logger.error(
             "Conversation %s is pinned to %s but its block is missing here and at the engine (%s).",
             conversation.pk,
             conversation.pinned_head,
-            answer.reason or "revision mismatch",
+            answer.reason or "revision or viewer mismatch",
         )
         return None
     return store_block(
         conversation=conversation,
         revision=conversation.pinned_head,
         text=without_nul(answer.data["block"]),
+        items=answer.data["items"],
     )
 
 
-# Rendered blocks by (soul id, revision). Revisions are immutable, so a process may keep them:
-# later turns then cost no query and no engine call for the front of the prompt.
-RENDERED: dict[tuple[int, str], str] = {}
+# Rendered blocks by (soul id, revision, viewer). A revision's block for one viewer is immutable,
+# so a process may keep them: later turns then cost no query and no engine call for the front of
+# the prompt. The viewer is part of the key: one member's block never fronts another's prompt.
+RENDERED: dict[tuple[int, str, str], str] = {}
 RENDERED_MAX = 512
+
+
+def rendered_key(conversation: Conversation) -> tuple[int, str, str]:
+    return (conversation.soul_id, conversation.pinned_head or "", block_viewer(conversation))
 
 
 def keep_rendered(conversation: Conversation, block: MemoryBlock) -> str:
     """The envelope of ``conversation``'s pinned ``block``, kept for the process."""
-    key = (conversation.soul_id, conversation.pinned_head)
     text = render_block(
         soul_slug=conversation.soul.slug, revision=conversation.pinned_head, text=block.text
     )
     if len(RENDERED) >= RENDERED_MAX:
         RENDERED.pop(next(iter(RENDERED)))
-    RENDERED[key] = text
+    RENDERED[rendered_key(conversation)] = text
     return text
 
 
@@ -255,17 +326,22 @@ def settle_turn_pin(conversation: Conversation, *, budget: float | None = None) 
     """Fix, before a chat turn's prompt is assembled, the block it will carry: pin at the first
     turn; at a later one, ask once more if the conversation is absent because the engine failed
     (``engine_recovered``); and have the pinned block at hand, fetched by revision if its row went
-    missing. Every engine call here shares ``budget``; afterwards :func:`pinned_block` only reads.
+    missing, or re-pinned if the engine says it is gone (``forgotten``). Every engine call here
+    shares ``budget``; afterwards :func:`pinned_block` only reads.
     """
+    seconds = budget if budget is not None else memory_settings.CHAT_BUDGET
+    deadline = time.monotonic() + seconds
     if conversation.pinned_at is None:
-        pin_at_first_turn(conversation, budget=budget)
+        pin_at_first_turn(conversation, budget=seconds)
     elif absent_because_engine_failed(conversation):
-        repin_after_engine_failure(conversation, budget=budget)
-    if conversation.pinned_head is None:
+        repin_after_engine_failure(conversation, budget=seconds)
+    if conversation.pinned_head is None or rendered_key(conversation) in RENDERED:
         return
-    if (conversation.soul_id, conversation.pinned_head) in RENDERED:
-        return
-    block = fetch_block(conversation, budget=budget)
+    try:
+        block = fetch_block(conversation, budget=max(0.0, deadline - time.monotonic()))
+    except BlockGone:
+        repin_after_forget(conversation, budget=max(0.0, deadline - time.monotonic()))
+        block = stored_block(conversation) if conversation.pinned_head is not None else None
     if block is not None:
         keep_rendered(conversation, block)
 
@@ -276,12 +352,10 @@ def pinned_block(conversation: Conversation) -> str | None:
     engine call, no write; once rendered in this process, no query either."""
     if conversation.pinned_head is None:
         return None
-    key = (conversation.soul_id, conversation.pinned_head)
+    key = rendered_key(conversation)
     if key in RENDERED:
         return RENDERED[key]
-    block = MemoryBlock.objects.filter(
-        soul_id=conversation.soul_id, revision=conversation.pinned_head
-    ).first()
+    block = stored_block(conversation)
     return keep_rendered(conversation, block) if block is not None else None
 
 

@@ -2,7 +2,9 @@
 
 A scheduled job's run pins the soul's head revision, then asks the engine for the job's bundle at
 that revision, so the same soul, job and revision always give the same bytes; a Soul Stream wake
-carries the brief the engine curated. Both are soft: with the engine absent the run goes ahead
+carries the brief the engine curated. Both are built from household items only: a run has no
+member, so it asks for the head with no viewer, and the engine builds bundles and briefs from
+household items. Both are soft: with the engine absent the run goes ahead
 without them and its record says why; with memory off no engine call is made. Either way the run's
 conversation is pinned before its turn, through :func:`pippa_memory.pinning.pin_conversation` like
 a chat's first turn.

@@ -32,10 +32,6 @@ def event_viewer(conversation: dict[str, Any]) -> dict[str, str] | None:
     viewer = conversation.get("viewer")
     if viewer is None:
         return None
-    if isinstance(viewer, str) and viewer:
-        # Transition: the plug-in still sends the member's username as a plain string (contract
-        # v1). Until it sends the v2 object, that string stands for both the member and the name.
-        return {"member": viewer, "name": viewer}
     if isinstance(viewer, dict):
         member, name = viewer.get("member"), viewer.get("name")
         if isinstance(member, str) and member and isinstance(name, str):

@@ -89,3 +89,34 @@ def test_the_slot_is_a_separate_trailing_part_of_the_newest_message(
         {"type": "text", "text": "hi"},
         {"type": "text", "text": "Current time: now."},
     ]
+
+
+SCOPED = ToolDefinition(
+    name="memory",
+    description="d",
+    input_schema={"type": "object", "properties": {"scope": {"enum": ["private", "household"]}}},
+)
+
+
+def test_remember_for_everyone_remembers_the_rest_for_the_household(
+    adapter: OfflineAdapter,
+) -> None:
+    reply = adapter.complete(
+        prompt=prompt("remember for everyone, the bins go out"), tools=[SCOPED]
+    )
+
+    assert reply.tool_calls[0].input == {
+        "verb": "remember",
+        "text": "the bins go out",
+        "scope": "household",
+    }
+
+
+def test_remember_for_everyone_is_plain_text_when_the_tool_takes_no_scope(
+    adapter: OfflineAdapter,
+) -> None:
+    reply = adapter.complete(prompt=prompt("remember for everyone the bins"), tools=[MEMORY])
+    plain = adapter.complete(prompt=prompt("remember everyone likes tea"), tools=[SCOPED])
+
+    assert reply.tool_calls[0].input == {"verb": "remember", "text": "for everyone the bins"}
+    assert plain.tool_calls[0].input == {"verb": "remember", "text": "everyone likes tea"}

@@ -71,7 +71,59 @@ def test_remember_is_recorded_and_says_it_is_kept_once_saved(conversation: Conve
     use = result.assistant_message.tool_uses[0]
     assert use["input"] == {"verb": "remember", "text": "Alice likes tea"}
     assert use["output"]["status"] == "noted"
-    assert "once the turn is saved" in use["output"]["message"]
+    assert use["output"]["scope"] == "private"
+    assert "once the turn is saved; only Alice will see it" in use["output"]["message"]
+
+
+def remembered_scope(conversation: Conversation, tool_input: dict[str, Any]) -> Any:
+    from pippa_memory.extension import MemoryExtension
+    from webui.extensions import TurnContext
+    from webui.prompt import ToolCall
+
+    turn = TurnContext(conversation=conversation, user_message=None, first_turn=False)  # type: ignore[arg-type]
+    _, output = MemoryExtension().execute_tool(
+        turn=turn, call=ToolCall(id="c1", name="memory", input=tool_input)
+    )
+    return output["scope"]
+
+
+@pytest.mark.parametrize(
+    ("preference", "asked", "kept"),
+    [
+        (None, None, "private"),
+        ("household", None, "household"),
+        ("household", "private", "private"),
+        (None, "household", "household"),
+    ],
+)
+def test_remember_keeps_the_scope_asked_for_else_the_members_own_default(
+    conversation: Conversation, user: Any, preference: Any, asked: Any, kept: str
+) -> None:
+    from pippa_memory.models import MemberPreference
+
+    if preference:
+        MemberPreference.objects.create(user=user, default_scope=preference)
+
+    tool_input = {"verb": "remember", "text": "x", "scope": asked}
+
+    assert remembered_scope(conversation, tool_input) == kept
+
+
+@pytest.mark.parametrize("asked", [None, "private", "household"])
+def test_an_unattended_runs_remember_is_always_the_households(
+    make_conversation: Any, asked: Any
+) -> None:
+    job = make_conversation(viewer=None, kind="job")
+
+    assert remembered_scope(job, {"verb": "remember", "text": "x", "scope": asked}) == "household"
+
+
+def test_the_tool_says_when_household_fits_and_offers_scope_beside_verb_and_text() -> None:
+    schema = MEMORY_TOOL.input_schema
+
+    assert schema["required"] == ["verb", "text"]
+    assert schema["properties"]["scope"]["enum"] == ["private", "household"]
+    assert "facts about the home that everyone shares" in MEMORY_TOOL.description
 
 
 @pytest.mark.parametrize("verb", ["recall", "ask"])
@@ -111,6 +163,8 @@ def test_once_offered_the_tool_stays_and_answers_unavailable_when_memory_goes_of
         ({"verb": "recall"}, "The text must be a non-empty string"),
         ({"verb": "recall", "text": "  "}, "The text must be a non-empty string"),
         ({"verb": "recall", "text": "x", "limit": 3}, "Unexpected fields ['limit']"),
+        ({"verb": "remember", "text": "x", "scope": "everyone"}, "Unknown scope 'everyone'"),
+        ({"verb": "recall", "text": "x", "scope": "household"}, "Only remember takes a scope"),
         ("recall x", "The input must be an object"),
     ],
 )

@@ -98,7 +98,7 @@ def test_the_payload_is_built_from_the_stored_row(conversation: Conversation, us
     assert payload["conversation"] == {
         "id": str(conversation.id),
         "pinned_head": conversation.pinned_head,
-        "viewer": "alice",
+        "viewer": {"member": str(user.pk), "name": "Alice"},
         "vessel": "offline",
         "kind": "chat",
     }
@@ -107,11 +107,32 @@ def test_the_payload_is_built_from_the_stored_row(conversation: Conversation, us
     assert payload["message"]["content"] == message.content
     assert payload["message"]["tool_uses"] == [
         {
+            "id": message.tool_uses[0]["id"],
             "name": "memory",
             "verb": "remember",
+            "scope": "private",
             "input": {"verb": "remember", "text": "the bins go out on Tuesday"},
             "output": message.tool_uses[0]["output"],
         }
+    ]
+    assert message.tool_uses[0]["output"]["scope"] == "private"
+
+
+def test_a_remember_the_tool_refused_carries_no_scope(conversation: Conversation) -> None:
+    refused = {
+        "id": "t1",
+        "name": "memory",
+        "input": {"verb": "remember", "text": "x", "scope": "everyone"},
+        "output": {"error": "invalid_input", "message": "Unknown scope 'everyone'."},
+    }
+    other_tool = {**refused, "id": "t2", "name": "notes", "output": {"scope": "household"}}
+
+    assistant_row(conversation, tool_uses=[refused, other_tool])
+
+    entries = OutboxEvent.objects.get().payload["message"]["tool_uses"]
+    assert [(e["id"], e["verb"], "scope" in e) for e in entries] == [
+        ("t1", "remember", False),
+        ("t2", "remember", False),
     ]
 
 

@@ -2,8 +2,10 @@
 
 It exists so the whole turn, tool loop included, can run and be tested with nothing outside the
 machine. A message starting ``remember``, ``recall`` or ``ask`` makes it call the ``memory`` tool with
-that verb and the rest of the text, then answer from the tool's result; anything else gets a short
-reply that depends only on the message.
+that verb and the rest of the text, then answer from the tool's result; ``remember for everyone
+…`` remembers the rest with scope ``household``, when the conversation's memory tool takes a
+scope (one offered before scopes existed does not, and gets the whole text, as before). Anything
+else gets a short reply that depends only on the message.
 """
 
 import re
@@ -23,7 +25,19 @@ from webui.vessels.base import (
 )
 
 VERB_MESSAGE = re.compile(r"\A\s*(remember|recall|ask)\s+(\S.*)\Z", re.IGNORECASE | re.DOTALL)
+FOR_EVERYONE = re.compile(r"\Afor\s+everyone\b[\s,:]*(\S.*)\Z", re.IGNORECASE | re.DOTALL)
 MEMORY_TOOL = "memory"
+
+
+def memory_tool_input(verb: str, text: str, tools: dict[str, Any]) -> dict[str, Any]:
+    """The memory tool's input for ``verb`` and ``text``: ``remember for everyone …`` asks for
+    scope ``household`` if the tool's schema offers a scope, as a model only uses what it is
+    offered."""
+    offers_scope = "scope" in tools[MEMORY_TOOL].get("input_schema", {}).get("properties", {})
+    everyone = FOR_EVERYONE.match(text) if verb == "remember" and offers_scope else None
+    if everyone:
+        return {"verb": verb, "text": everyone.group(1).strip(), "scope": "household"}
+    return {"verb": verb, "text": text}
 
 
 def example_for(schema: dict[str, Any]) -> Any:
@@ -101,7 +115,7 @@ class OfflineAdapter(VesselAdapter):
     def send(self, request: dict[str, Any]) -> dict[str, Any]:
         """Answer ``request`` on this machine, deterministically."""
         last = request["messages"][-1]
-        tool_names = {tool["name"] for tool in request.get("tools", [])}
+        tools = {tool["name"]: tool for tool in request.get("tools", [])}
         calls: list[dict[str, Any]] = []
         if "response_format" in request:
             text = canonical_json(example_for(request["response_format"]["schema"]))
@@ -109,7 +123,7 @@ class OfflineAdapter(VesselAdapter):
             text = self._answer_from_results(request)
         else:
             user_text = last["content"][0]["text"]
-            text, calls = self._answer_user(user_text, tool_names)
+            text, calls = self._answer_user(user_text, tools)
         prompt_chars = len(canonical_json(request))
         return {
             "text": text,
@@ -127,7 +141,7 @@ class OfflineAdapter(VesselAdapter):
         )
 
     def _answer_user(
-        self, user_text: str, tool_names: set[str]
+        self, user_text: str, tools: dict[str, Any]
     ) -> tuple[str, list[dict[str, Any]]]:
         match = VERB_MESSAGE.match(user_text)
         if not match:
@@ -136,12 +150,12 @@ class OfflineAdapter(VesselAdapter):
                 snippet = snippet[:199] + "…"
             return f"(offline) I heard: “{snippet}”", []
         verb, text = match.group(1).lower(), match.group(2).strip()
-        if MEMORY_TOOL not in tool_names:
+        if MEMORY_TOOL not in tools:
             return (
                 f"(offline) I have no memory tool in this conversation, so I cannot {verb} that.",
                 [],
             )
-        return "", [{"name": MEMORY_TOOL, "input": {"verb": verb, "text": text}}]
+        return "", [{"name": MEMORY_TOOL, "input": memory_tool_input(verb, text, tools)}]
 
     def _answer_from_results(self, request: dict[str, Any]) -> str:
         messages = request["messages"]
