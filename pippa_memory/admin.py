@@ -14,6 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
+from pippa_memory.members import member_id
 from pippa_memory.models import BrainCall, ConversationPin, MemoryBlock, OutboxEvent, PinRecord
 from pippa_memory.outbox import make_due
 from pippa_memory.pinning import request_repin, stored_block
@@ -55,11 +56,36 @@ class PinRecordAdmin(ReadOnlyAdmin):
         return record.sha256[:12]
 
 
+WITHHELD = (
+    "Rendered for member {viewer}: it holds their private memories, so only they see its text "
+    "(on their own pages and in their own conversations)."
+)
+
+
+def shows_block_text(request: HttpRequest, viewer: str) -> bool:
+    """Whether ``request``'s account may read a block rendered for ``viewer`` (a member id; blank
+    for a household-only block): a block for a member holds their private memories, which reach
+    nobody else, staff included."""
+    return not viewer or viewer == member_id(request.user)
+
+
 @admin.register(MemoryBlock)
 class MemoryBlockAdmin(ReadOnlyAdmin):
     list_display = ["soul", "revision", "viewer", "sha256", "fetched_at"]
     list_filter = ["soul", "fetched_at"]
     fields = ["soul", "revision", "viewer", "sha256", "fetched_at", "items", "text"]
+
+    def get_fields(self, request: HttpRequest, obj: MemoryBlock | None = None) -> list[str]:
+        if obj is not None and not shows_block_text(request, obj.viewer):
+            return [name if name != "text" else "text_withheld" for name in self.fields]
+        return list(self.fields)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: object = None) -> list[str]:
+        return [*super().get_readonly_fields(request, obj), "text_withheld"]
+
+    @admin.display(description="text")
+    def text_withheld(self, block: MemoryBlock) -> str:
+        return WITHHELD.format(viewer=block.viewer)
 
 
 class RepinForm(forms.Form):
@@ -81,6 +107,21 @@ class ConversationPinAdmin(ReadOnlyAdmin):
 
     def has_repin_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("pippa_memory.repin_conversation")
+
+    def get_fields(self, request: HttpRequest, obj: ConversationPin | None = None) -> list[str]:
+        viewer = str(obj.viewer_id) if obj is not None and obj.viewer_id is not None else ""
+        if obj is not None and not shows_block_text(request, viewer):
+            return [name if name != "block" else "block_withheld" for name in self.fields]
+        return list(self.fields)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: object = None) -> list[str]:
+        return [*super().get_readonly_fields(request, obj), "block_withheld"]
+
+    @admin.display(description="pinned block")
+    def block_withheld(self, conversation: ConversationPin) -> str:
+        if conversation.pinned_head is None:
+            return self.block(conversation)
+        return WITHHELD.format(viewer=conversation.viewer_id)
 
     @admin.display(description="pinned block")
     def block(self, conversation: ConversationPin) -> str:

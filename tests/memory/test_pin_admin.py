@@ -59,13 +59,16 @@ def test_the_pin_history_lists_pins_and_absent_pins_with_filters(
     )
 
 
-def test_each_conversation_shows_its_pinned_block_text(
+def test_a_members_pinned_block_is_named_but_its_text_withheld_from_other_staff(
     staff_client: Client, pinned: Conversation
 ) -> None:
+    # The block was rendered for the member, so it may hold their private memories.
     page = staff_client.get(f"/admin/pippa_memory/conversationpin/{pinned.pk}/change/")
 
     assert page.status_code == 200
-    assert "The spare key is under the blue pot." in page.content.decode()
+    assert pinned.pinned_head in page.content.decode()
+    assert "The spare key is under the blue pot." not in page.content.decode()
+    assert "holds their private memories" in page.content.decode()
 
 
 def test_repin_asks_for_a_reason_warns_of_the_cost_and_records_who(

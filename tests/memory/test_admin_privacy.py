@@ -1,0 +1,83 @@
+"""A block rendered for a member holds their private memories: the admin shows its text to that
+member only, never to other staff (a superuser included); household-only blocks stay readable."""
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from pippa_memory.models import MemoryBlock, sha256_of
+from webui.models import Conversation
+
+pytestmark = pytest.mark.django_db
+
+PRIVATE_TEXT = "What I remember:\n- Alice is planning a surprise party for Bob."
+
+
+def client_for(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def alices_pinned_conversation(make_user: Any, make_conversation: Any) -> Conversation:
+    alice = make_user("alice_member", is_staff=True, is_superuser=True)
+    conversation = make_conversation(
+        viewer=alice, pinned_head="r3", pinned_at=timezone.now() - timedelta(minutes=1)
+    )
+    MemoryBlock.objects.create(
+        soul=conversation.soul,
+        revision="r3",
+        viewer=str(alice.pk),
+        text=PRIVATE_TEXT,
+        sha256=sha256_of(PRIVATE_TEXT),
+        items=["m1"],
+    )
+    return conversation
+
+
+def test_another_superuser_sees_that_a_members_block_is_withheld_not_its_text(
+    alices_pinned_conversation: Conversation, make_user: Any
+) -> None:
+    root = client_for(make_user("root", is_staff=True, is_superuser=True))
+    block = MemoryBlock.objects.get()
+
+    block_page = root.get(f"/admin/pippa_memory/memoryblock/{block.pk}/change/")
+    pin_page = root.get(
+        f"/admin/pippa_memory/conversationpin/{alices_pinned_conversation.pk}/change/"
+    )
+
+    for page in (block_page, pin_page):
+        assert page.status_code == 200
+        assert "surprise party" not in page.content.decode()
+        assert "holds their private memories" in page.content.decode()
+
+
+def test_the_member_the_block_was_rendered_for_reads_it_in_the_admin(
+    alices_pinned_conversation: Conversation,
+) -> None:
+    alice = client_for(alices_pinned_conversation.viewer)
+    block = MemoryBlock.objects.get()
+
+    block_page = alice.get(f"/admin/pippa_memory/memoryblock/{block.pk}/change/")
+    pin_page = alice.get(
+        f"/admin/pippa_memory/conversationpin/{alices_pinned_conversation.pk}/change/"
+    )
+
+    assert "surprise party" in block_page.content.decode()
+    assert "surprise party" in pin_page.content.decode()
+
+
+def test_a_household_only_block_stays_readable_for_staff(make_user: Any, soul: Any) -> None:
+    text = "What I remember:\n- The bins go out on Tuesday."
+    block = MemoryBlock.objects.create(
+        soul=soul, revision="r1", viewer="", text=text, sha256=sha256_of(text)
+    )
+    root = client_for(make_user("root", is_staff=True, is_superuser=True))
+
+    page = root.get(f"/admin/pippa_memory/memoryblock/{block.pk}/change/")
+
+    assert "The bins go out on Tuesday." in page.content.decode()
