@@ -2,7 +2,9 @@
 
 ``requests`` timeouts bound each socket operation, not the call: a server that drips one byte a
 second never trips a read timeout. :func:`exchange` reads whatever has arrived after each wait and
-checks the clock and the size each time, so the deadline holds for the whole body. Each caller has
+checks the clock and the size each time, so the deadline holds for the whole body.
+:func:`open_stream` is the same call for an answer read as it arrives (a streamed reply): the same
+checks run after each piece, and the caller can stop and close at any point. Each caller has
 an :class:`OutgoingSession` that names its role (in the ``User-Agent`` and the logs) and refuses a
 call without a timeout; redirects are never followed and ``urllib3`` never retries, because a retry
 must fit the caller's deadline. What went wrong on the wire comes back as one of this module's
@@ -14,11 +16,12 @@ import logging
 import math
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import requests
 import urllib3
@@ -90,75 +93,117 @@ class Answer:
     body: bytes
 
 
-def exchange(
-    session: OutgoingSession,
-    method: str,
-    url: str,
-    *,
-    data: bytes | None,
-    headers: Mapping[str, str],
-    connect_timeout: float,
-    read_timeout: float,
-    deadline_at: float,
-    max_bytes: int,
-) -> Answer:
-    """One request and its whole answer by ``deadline_at`` (monotonic), within ``max_bytes``.
-
-    The timeouts are cut to the time left; raises an :class:`OutgoingFailure` when no answer came.
-    """
-    remaining = deadline_at - time.monotonic()
-    if remaining <= 0:
-        raise NoTimeLeft("the deadline passed before the call was sent")
+@contextmanager
+def wire_failures() -> Iterator[None]:
+    """What ``requests`` and ``urllib3`` raise while a call is made or its body read, as one of
+    this module's exceptions: a timeout, a broken connection, or a call that could not be made."""
     try:
-        response = session.request(
-            method,
-            url,
-            data=data,
-            headers=dict(headers),
-            timeout=(min(connect_timeout, remaining), min(read_timeout, remaining)),
-            stream=True,
-            allow_redirects=False,
-        )
-        try:
-            body = read_body(response, deadline_at=deadline_at, max_bytes=max_bytes)
-        finally:
-            response.close()
+        yield
     except (requests.Timeout, urllib3.exceptions.ReadTimeoutError) as exc:
         raise DeadlineExceeded(f"a timeout passed ({type(exc).__name__})") from exc
     except (requests.ConnectionError, urllib3.exceptions.ProtocolError) as exc:
         raise Unreachable(type(exc).__name__) from exc
     except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
         raise RequestNotMade(type(exc).__name__) from None
+
+
+class StreamedAnswer:
+    """An answer whose status and headers have come and whose body is read as it arrives.
+
+    :meth:`chunks` gives the body piece by piece, checking the deadline and the size cap after
+    each piece, so a consumer can act on each piece while the rest is on its way. :meth:`close`
+    hands the connection back at once, whether or not the body was read to its end.
+    """
+
+    def __init__(self, response: requests.Response, *, deadline_at: float, max_bytes: int) -> None:
+        self.response = response
+        self.status = response.status_code
+        self.reason = response.reason or ""
+        self.headers: Mapping[str, str] = response.headers
+        self.deadline_at = deadline_at
+        self.max_bytes = max_bytes
+
+    def chunks(self) -> Iterator[bytes]:
+        """The body as it arrives; raises an :class:`OutgoingFailure` when it breaks off, grows
+        past the cap, or is still arriving at the deadline."""
+        declared = self.headers.get("Content-Length")
+        if declared and declared.isdigit() and int(declared) > self.max_bytes:
+            raise BodyTooLarge(
+                f"the answer declares {declared} bytes, over the cap of {self.max_bytes}"
+            )
+        size = 0
+        while True:
+            with wire_failures():
+                # read1 returns what has arrived (up to CHUNK_BYTES) rather than waiting for more.
+                chunk = self.response.raw.read1(CHUNK_BYTES, decode_content=True)
+            if not chunk:
+                return
+            size += len(chunk)
+            if size > self.max_bytes:
+                raise BodyTooLarge(f"the answer passed the cap of {self.max_bytes} bytes")
+            yield chunk
+            if time.monotonic() > self.deadline_at:
+                raise DeadlineExceeded("the answer was still arriving at the deadline")
+
+    def read(self) -> bytes:
+        """The rest of the body, within the deadline and the cap."""
+        return b"".join(self.chunks())
+
+    def close(self) -> None:
+        """Hand the connection back now; what has not been read is dropped."""
+        self.response.close()
+
+
+class CallBounds(TypedDict):
+    """What one call sends besides its method and URL, and the bounds it must keep."""
+
+    data: bytes | None
+    headers: Mapping[str, str]
+    connect_timeout: float
+    read_timeout: float
+    #: The monotonic time by which the whole answer must have come.
+    deadline_at: float
+    max_bytes: int
+
+
+def open_stream(
+    session: OutgoingSession, method: str, url: str, **call: Unpack[CallBounds]
+) -> StreamedAnswer:
+    """Send one request and return as soon as its status and headers are in, by ``deadline_at``
+    (monotonic); the body, of at most ``max_bytes``, is the caller's to read and close.
+
+    The timeouts are cut to the time left; raises an :class:`OutgoingFailure` when no answer came.
+    """
+    remaining = call["deadline_at"] - time.monotonic()
+    if remaining <= 0:
+        raise NoTimeLeft("the deadline passed before the call was sent")
+    with wire_failures():
+        response = session.request(
+            method,
+            url,
+            data=call["data"],
+            headers=dict(call["headers"]),
+            timeout=(min(call["connect_timeout"], remaining), min(call["read_timeout"], remaining)),
+            stream=True,
+            allow_redirects=False,
+        )
     logger.debug(
         "%s: %s %s answered HTTP %d", session.role, method, url.split("?")[0], response.status_code
     )
-    return Answer(
-        status=response.status_code,
-        reason=response.reason or "",
-        headers=response.headers,
-        body=body,
-    )
+    return StreamedAnswer(response, deadline_at=call["deadline_at"], max_bytes=call["max_bytes"])
 
 
-def read_body(response: requests.Response, *, deadline_at: float, max_bytes: int) -> bytes:
-    """The body of a streamed ``response``, within ``deadline_at`` (monotonic) and ``max_bytes``."""
-    declared = response.headers.get("Content-Length")
-    if declared and declared.isdigit() and int(declared) > max_bytes:
-        raise BodyTooLarge(f"the answer declares {declared} bytes, over the cap of {max_bytes}")
-    chunks = []
-    size = 0
-    while True:
-        # read1 returns what has arrived (up to CHUNK_BYTES) rather than waiting for a full chunk.
-        chunk = response.raw.read1(CHUNK_BYTES, decode_content=True)
-        if not chunk:
-            break
-        size += len(chunk)
-        if size > max_bytes:
-            raise BodyTooLarge(f"the answer passed the cap of {max_bytes} bytes")
-        chunks.append(chunk)
-        if time.monotonic() > deadline_at:
-            raise DeadlineExceeded("the answer was still arriving at the deadline")
-    return b"".join(chunks)
+def exchange(session: OutgoingSession, method: str, url: str, **call: Unpack[CallBounds]) -> Answer:
+    """One request and its whole answer by ``deadline_at`` (monotonic), within ``max_bytes``.
+
+    The timeouts are cut to the time left; raises an :class:`OutgoingFailure` when no answer came.
+    """
+    answer = open_stream(session, method, url, **call)
+    try:
+        body = answer.read()
+    finally:
+        answer.close()
+    return Answer(status=answer.status, reason=answer.reason, headers=answer.headers, body=body)
 
 
 def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:

@@ -9,7 +9,8 @@ all of those; then a structured call over a replayed history. Every request body
 ``openai`` and ``openai_compatible`` build the same Chat Completions body and are checked against
 the chat schema. Ollama is not: ``/api/chat`` is Ollama's own shape (``options``, ``format``, tool
 arguments as objects, results named by ``tool_name``), which the chat schema rightly refuses.
-Streaming is not checked because no adapter streams yet; when one does, add a streamed turn here.
+A streamed call over a replayed history and a tool round is checked too: its request is the same
+body plus the stream switch (``stream``, and for Chat ``stream_options.include_usage``).
 """
 
 import functools
@@ -27,7 +28,9 @@ from webui.models import Conversation, Soul, Vessel
 from webui.prompt import HistoryMessage, Prompt, ToolRound, ToolUse
 from webui.turns import run_turn
 from webui.vessels.registry import adapter_for
+from webui.vessels.streaming import ReplyDone
 
+from .conftest import RECORDING_TOOL
 from .vessel_kits import Kit, OpenAICompatibleKit, OpenAIKit, OpenAIResponsesKit, kit_vessel
 
 pytestmark = pytest.mark.django_db
@@ -118,6 +121,18 @@ def replayed_history() -> tuple[HistoryMessage, ...]:
     )
 
 
+def replayed_prompt(user_text: str) -> Prompt:
+    """``user_text`` as the newest message after :func:`replayed_history`, with a per-turn slot."""
+    return Prompt(
+        conversation_id="brain-1",
+        system_sections=("Decide.",),
+        history=replayed_history(),
+        user_text=user_text,
+        turn_slot=("Current time: now.",),
+        user_message_id="u3",
+    )
+
+
 class TestOpenAIRequestsMatchThePublishedSchemas:
     def test_every_request_of_a_conversation_with_tool_rounds_and_replays_is_valid(
         self,
@@ -146,14 +161,7 @@ class TestOpenAIRequestsMatchThePublishedSchemas:
         self, kit: Kit, vessel: Vessel, provider: responses.RequestsMock
     ) -> None:
         provider.replace(responses.POST, kit.url, json=kit.text_body('{"choice": "tea"}'))
-        prompt = Prompt(
-            conversation_id="brain-1",
-            system_sections=("Decide.",),
-            history=replayed_history(),
-            user_text="Tea or coffee?",
-            turn_slot=("Current time: now.",),
-            user_message_id="u3",
-        )
+        prompt = replayed_prompt("Tea or coffee?")
         schema = {
             "type": "object",
             "properties": {"choice": {"type": "string", "enum": ["tea", "coffee"]}},
@@ -168,6 +176,28 @@ class TestOpenAIRequestsMatchThePublishedSchemas:
         assert reply.data == {"choice": "tea"}
         requests = bodies(provider.calls)
         assert len(requests) == 1
+        assert all_faults(requests, schema_file=SCHEMA_FOR[kit.adapter]) == {}
+
+    def test_a_streamed_request_over_a_replayed_history_and_a_tool_round_is_valid(
+        self, kit: Kit, vessel: Vessel, provider: responses.RequestsMock
+    ) -> None:
+        use = ToolUse(
+            id="call_0002",
+            name="memory",
+            input={"verb": "recall", "text": "cake"},
+            output={"echo": "cake"},
+        )
+        prompt = replayed_prompt("recall cake").with_round(
+            ToolRound(text="Let me look.", tool_uses=(use,))
+        )
+
+        events = list(adapter_for(vessel).stream(prompt=prompt, tools=[RECORDING_TOOL]))
+
+        assert isinstance(events[-1], ReplyDone)
+        assert events[-1].reply.text == 'Done: ["cake"]'
+        requests = bodies(provider.calls)
+        assert len(requests) == 1
+        assert requests[0]["stream"] is True
         assert all_faults(requests, schema_file=SCHEMA_FOR[kit.adapter]) == {}
 
 

@@ -5,6 +5,7 @@ result gets a reply, anything else an echo), and readers for the requests the ad
 The payloads follow ``../shared/reference/providers.md`` and the providers' API references.
 """
 
+import io
 import json
 import re
 from collections.abc import Callable
@@ -41,6 +42,40 @@ def brain(user_text: str | None, results: list[Any], counter: list[int]) -> dict
             }
         )
     return {"text": "Let me look." if verb == "recall" else "", "calls": calls}
+
+
+def pieces(text: str, size: int = 4) -> list[str]:
+    """``text`` cut into pieces of ``size`` characters, as a stream sends it (none when empty)."""
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+class PacedBody(io.RawIOBase):
+    """A streamed body that arrives ``size`` bytes a read (so records, lines and characters
+    split between reads), then ends, or breaks off with ``failure`` as a cut connection does."""
+
+    def __init__(self, data: bytes, *, size: int = 37, failure: BaseException | None = None):
+        super().__init__()
+        self.remaining = data
+        self.size = size
+        self.failure = failure
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if not self.remaining:
+            if self.failure is not None:
+                raise self.failure
+            return 0
+        piece = self.remaining[: min(self.size, len(buffer))]
+        self.remaining = self.remaining[len(piece) :]
+        buffer[: len(piece)] = piece
+        return len(piece)
+
+
+def paced(data: bytes, **kwargs: Any) -> io.BufferedReader:
+    """A ``responses`` body that streams ``data`` as :class:`PacedBody` does."""
+    return io.BufferedReader(PacedBody(data, **kwargs))
 
 
 def strip_cache_markers(value: Any) -> Any:
@@ -122,14 +157,59 @@ class Kit:
     def auth_ok(self, headers: Any) -> bool:
         return headers.get("Authorization") == "Bearer sk-test-SECRET"
 
+    # -- streamed answers ------------------------------------------------------------------------
+    #: How the provider frames a streamed answer, and whether its SSE events name their type.
+    framing = "sse"
+    named_events = False
+    #: The keys a streamed request adds to the request ``complete()`` sends.
+    stream_switch: tuple[str, ...] = ("stream",)
+
+    @property
+    def stream_url(self) -> str:
+        return self.url
+
+    def stream_records(self, calls: list[dict[str, Any]], text: str = "") -> list[Any]:
+        """The records of a streamed answer saying what ``call_body``/``text_body`` say."""
+        raise NotImplementedError
+
+    def stream_error(self) -> Any:
+        """The record a provider sends when it breaks off mid-answer (an overload, say)."""
+        raise NotImplementedError
+
+    def frame(self, records: list[Any]) -> bytes:
+        """``records`` as the provider puts them on the wire (``[DONE]`` and the like as is)."""
+        if self.framing == "ndjson":
+            return b"".join(json.dumps(record).encode() + b"\n" for record in records)
+        events = []
+        for record in records:
+            named = self.named_events and isinstance(record, dict)
+            events.append(
+                (f"event: {record['type']}\n" if named else "")
+                + f"data: {record if isinstance(record, str) else json.dumps(record)}\n\n"
+            )
+        return "".join(events).encode()
+
+    def streamed(self, records: list[Any], **body: Any) -> tuple[int, dict[str, str], Any]:
+        """A ``responses`` callback result streaming ``records`` (``body`` as for :func:`paced`)."""
+        kind = "application/x-ndjson" if self.framing == "ndjson" else "text/event-stream"
+        return 200, {"Content-Type": kind}, paced(self.frame(records), **body)
+
+    def wants_stream(self, request: Any) -> bool:
+        if self.stream_url != self.url:
+            return request.url == self.stream_url
+        return json.loads(request.body).get("stream") is True
+
     # -- serving ---------------------------------------------------------------------------------
     def serve(self, rsps: responses.RequestsMock) -> None:
+        """Answer every request as :func:`brain` says, streamed when the request asks for it."""
         counter = [0]
 
-        def answer(request: Any) -> tuple[int, dict[str, str], str]:
+        def answer(request: Any) -> tuple[int, dict[str, str], Any]:
             body = json.loads(request.body)
             user_text, results = self.last_turn(body)
             said = brain(user_text, results, counter)
+            if self.wants_stream(request):
+                return self.streamed(self.stream_records(said["calls"], said["text"]))
             if said["calls"]:
                 reply = self.call_body(said["calls"], said["text"])
             else:
@@ -137,6 +217,8 @@ class Kit:
             return 200, {"Content-Type": "application/json"}, json.dumps(reply)
 
         rsps.add_callback(responses.POST, self.url, callback=answer)
+        if self.stream_url != self.url:
+            rsps.add_callback(responses.POST, self.stream_url, callback=answer)
 
     def queue(self, rsps: responses.RequestsMock, status: int, body: Any, **headers: str) -> None:
         rsps.add(responses.POST, self.url, json=body, status=status, headers=headers)
@@ -173,6 +255,35 @@ class AnthropicKit(Kit):
         content = [{"type": "text", "text": text}] if text else []
         content.extend({"type": "tool_use", **call} for call in calls)
         return self._message(content, "tool_use")
+
+    named_events = True
+
+    def stream_records(self, calls: list[dict[str, Any]], text: str = "") -> list[Any]:
+        # message_start has the input side of the usage; message_delta the output (cumulative).
+        start = {**self._message([], None), "usage": {**self._usage(), "output_tokens": 1}}
+        records: list[Any] = [{"type": "message_start", "message": start}, {"type": "ping"}]
+        blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+        if text:
+            deltas = [{"type": "text_delta", "text": piece} for piece in pieces(text)]
+            blocks.append(({"type": "text", "text": ""}, deltas))
+        for call in calls:
+            block = {"type": "tool_use", "id": call["id"], "name": call["name"], "input": {}}
+            arguments = ["", *pieces(json.dumps(call["input"]), 6)]
+            blocks.append(
+                (block, [{"type": "input_json_delta", "partial_json": a} for a in arguments])
+            )
+        for index, (block, deltas) in enumerate(blocks):
+            records.append({"type": "content_block_start", "index": index, "content_block": block})
+            records += [{"type": "content_block_delta", "index": index, "delta": d} for d in deltas]
+            records.append({"type": "content_block_stop", "index": index})
+        stop = {"stop_reason": "tool_use" if calls else "end_turn", "stop_sequence": None}
+        records.append(
+            {"type": "message_delta", "delta": stop, "usage": {"output_tokens": USAGE["output"]}}
+        )
+        return [*records, {"type": "message_stop"}]
+
+    def stream_error(self) -> Any:
+        return {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
 
     def call_links(self, request: dict[str, Any]) -> tuple[list[str], list[str]]:
         calls = [p["id"] for p in request["messages"][-2]["content"] if p["type"] == "tool_use"]
@@ -260,6 +371,52 @@ class OpenAIKit(Kit):
         }
         return self._completion(message, "tool_calls")
 
+    stream_switch = ("stream", "stream_options")
+
+    def _chunk(self, delta: dict[str, Any] | None, finish: str | None = None) -> dict[str, Any]:
+        """A ``chat.completion.chunk``; with no ``delta``, the usage chunk (empty ``choices``)."""
+        full = self._completion({}, "stop")
+        chunk = {k: full[k] for k in ("id", "created", "model", "system_fingerprint")}
+        chunk["object"] = "chat.completion.chunk"
+        if delta is None:
+            return {
+                **chunk,
+                "choices": [],
+                **{k: v for k, v in full.items() if k in ("usage", "timings")},
+            }
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return {**chunk, "choices": [choice], "usage": None}
+
+    def _call_start(self, index: int, call: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "index": index,
+            "id": call["id"].replace("toolu", "call"),
+            "type": "function",
+            "function": {"name": call["name"], "arguments": ""},
+        }
+
+    def stream_records(self, calls: list[dict[str, Any]], text: str = "") -> list[Any]:
+        records = [self._chunk({"role": "assistant", "content": "", "refusal": None})]
+        records += [self._chunk({"content": piece}) for piece in pieces(text)]
+        for index, call in enumerate(calls):
+            records.append(self._chunk({"tool_calls": [self._call_start(index, call)]}))
+            records += [
+                self._chunk({"tool_calls": [{"index": index, "function": {"arguments": a}}]})
+                for a in pieces(json.dumps(call["input"]), 6)
+            ]
+        records.append(self._chunk({}, "tool_calls" if calls else "stop"))
+        return [*records, self._chunk(None), "[DONE]"]
+
+    def stream_error(self) -> Any:
+        return {
+            "error": {
+                "message": "The server had an error",
+                "type": "server_error",
+                "param": None,
+                "code": None,
+            }
+        }
+
     def call_links(self, request: dict[str, Any]) -> tuple[list[str], list[str]]:
         messages = request["messages"]
         results = []
@@ -334,6 +491,11 @@ class OpenAICompatibleKit(OpenAIKit):
             del call["id"]
         return body
 
+    def _call_start(self, index: int, call: dict[str, Any]) -> dict[str, Any]:
+        start = super()._call_start(index, call)
+        del start["id"]
+        return start
+
     def auth_ok(self, headers: Any) -> bool:
         return "Authorization" not in headers
 
@@ -391,6 +553,63 @@ class OpenAIResponsesKit(Kit):
             for call in calls
         )
         return self._response(output)
+
+    named_events = True
+
+    def _item_events(self, index: int, item: dict[str, Any]) -> list[dict[str, Any]]:
+        """The events that stream one output item, from ``added`` to ``done``."""
+        ids = {"item_id": item["id"], "output_index": index}
+        opened = {**item, "status": "in_progress"}
+        if item["type"] == "function_call":
+            opened["arguments"] = ""
+            events = [
+                {"type": "response.function_call_arguments.delta", **ids, "delta": a}
+                for a in pieces(item["arguments"], 6)
+            ]
+            events.append(
+                {
+                    "type": "response.function_call_arguments.done",
+                    **ids,
+                    "arguments": item["arguments"],
+                }
+            )
+        else:
+            opened["content"] = []
+            part = item["content"][0]
+            at = {**ids, "content_index": 0}
+            events = [
+                {"type": "response.content_part.added", **at, "part": {**part, "text": ""}},
+                *(
+                    {"type": "response.output_text.delta", **at, "delta": d, "logprobs": []}
+                    for d in pieces(part["text"])
+                ),
+                {"type": "response.output_text.done", **at, "text": part["text"], "logprobs": []},
+                {"type": "response.content_part.done", **at, "part": part},
+            ]
+        added = {"type": "response.output_item.added", "output_index": index, "item": opened}
+        done = {"type": "response.output_item.done", "output_index": index, "item": item}
+        return [added, *events, done]
+
+    def stream_records(self, calls: list[dict[str, Any]], text: str = "") -> list[Any]:
+        final = self.call_body(calls, text) if calls else self.text_body(text)
+        started = {**final, "status": "in_progress", "output": [], "usage": None}
+        events = [
+            {"type": "response.created", "response": started},
+            {"type": "response.in_progress", "response": started},
+        ]
+        for index, item in enumerate(final["output"]):
+            events += self._item_events(index, item)
+        events.append({"type": "response.completed", "response": final})
+        return [{**event, "sequence_number": n} for n, event in enumerate(events)]
+
+    def stream_error(self) -> Any:
+        return {
+            "type": "error",
+            "code": "server_error",
+            "message": "The server had an error while processing your request.",
+            "param": None,
+            "sequence_number": 99,
+        }
 
     def call_links(self, request: dict[str, Any]) -> tuple[list[str], list[str]]:
         items = request["input"]
@@ -458,6 +677,32 @@ class GeminiKit(Kit):
             for call in calls
         )
         return self._response(parts)
+
+    @property
+    def stream_url(self) -> str:
+        return self.url.replace(":generateContent", ":streamGenerateContent?alt=sse")
+
+    def stream_records(self, calls: list[dict[str, Any]], text: str = "") -> list[Any]:
+        # Each event is a whole GenerateContentResponse with the next parts; function calls
+        # come whole, and the last event has the finish reason and the full usage.
+        final = self.call_body(calls) if calls else self.text_body("")
+        records = []
+        for piece in pieces(text):
+            record = self._response([{"text": piece}])
+            del record["candidates"][0]["finishReason"]
+            record["usageMetadata"] = {
+                "promptTokenCount": USAGE["prompt"],
+                "totalTokenCount": USAGE["prompt"],
+            }
+            records.append(record)
+        if not calls:
+            final["candidates"][0]["content"]["parts"] = []
+        return [*records, final]
+
+    def stream_error(self) -> Any:
+        return {
+            "error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}
+        }
 
     def call_links(self, request: dict[str, Any]) -> tuple[list[str], list[str]]:
         # Gemini pairs a response with its call by name and position (or by id on newer models).
@@ -535,6 +780,24 @@ class OllamaKit(Kit):
                 ],
             }
         )
+
+    framing = "ndjson"
+
+    def stream_records(self, calls: list[dict[str, Any]], text: str = "") -> list[Any]:
+        # Each line a chat response with the next piece; tool calls come whole; the last line
+        # is done, with the counts.
+        partial = {"model": self.model, "created_at": "2026-12-02T14:13:43.416799Z", "done": False}
+        records: list[Any] = [
+            {**partial, "message": {"role": "assistant", "content": piece}}
+            for piece in pieces(text)
+        ]
+        if calls:
+            message = self.call_body(calls)["message"]
+            records.append({**partial, "message": {**message, "content": ""}})
+        return [*records, self.text_body("")]
+
+    def stream_error(self) -> Any:
+        return {"error": "an error was encountered while running the model: unexpected EOF"}
 
     def call_links(self, request: dict[str, Any]) -> tuple[list[str], list[str]]:
         messages = request["messages"]

@@ -15,14 +15,78 @@ from webui.vessels.base import (
     Message,
     VesselReply,
     normalised_usage,
+    parse_json_arguments,
     text_part,
     text_parts_message,
 )
 from webui.vessels.errors import error_member, error_object_fields
 from webui.vessels.http import RequestsAdapter
+from webui.vessels.streaming import PartialEvent, StreamParser
 
 API_VERSION = "2023-06-01"
 CACHE = {"type": "ephemeral"}
+
+
+class AnthropicStream(StreamParser):
+    """Anthropic's streamed Messages events, assembled into the Message they describe.
+
+    ``message_start`` carries the Message with empty content and the usage so far; each content
+    block comes as ``content_block_start``, its ``content_block_delta``s (``text_delta`` text,
+    ``input_json_delta`` pieces of the tool input's JSON) and ``content_block_stop``;
+    ``message_delta`` carries the final usage (its counts are cumulative) and ``message_stop``
+    ends the answer. ``ping`` and event types this adapter does not know are passed over; an
+    ``error`` event ends the stream.
+    """
+
+    transient_errors = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.input_json: dict[int, list[str]] = {}
+        self.usage: dict[str, Any] = {}
+
+    def read(self, record: Any) -> list[PartialEvent]:
+        kind = record["type"]
+        if kind == "message_start":
+            self.usage.update(record["message"].get("usage") or {})
+        elif kind == "content_block_start":
+            return self.start_block(record["index"], dict(record["content_block"]))
+        elif kind == "content_block_delta":
+            return self.add_delta(record["index"], record["delta"])
+        elif kind == "message_delta":
+            usage = record.get("usage") or {}
+            self.usage.update({key: value for key, value in usage.items() if value is not None})
+        elif kind == "message_stop":
+            self.finished = True
+        elif kind == "error":
+            error = record.get("error") or {}
+            raise self.failure(error.get("message"), provider_code=error.get("type"))
+        return []
+
+    def start_block(self, index: int, block: dict[str, Any]) -> list[PartialEvent]:
+        self.blocks[index] = block
+        if block["type"] == "tool_use":
+            return [self.call_started(id=block["id"], name=block["name"])]
+        return self.text(block.get("text", "")) if block["type"] == "text" else []
+
+    def add_delta(self, index: int, delta: dict[str, Any]) -> list[PartialEvent]:
+        block = self.blocks[index]
+        if delta["type"] == "text_delta":
+            block["text"] = block.get("text", "") + delta["text"]
+            return self.text(delta["text"])
+        if delta["type"] == "input_json_delta":
+            self.input_json.setdefault(index, []).append(delta["partial_json"])
+        return []
+
+    def assembled(self) -> Any:
+        content = []
+        for index in sorted(self.blocks):
+            block = self.blocks[index]
+            if index in self.input_json:
+                block = {**block, "input": parse_json_arguments("".join(self.input_json[index]))}
+            content.append(block)
+        return {"type": "message", "content": content, "usage": self.usage}
 
 
 class AnthropicAdapter(RequestsAdapter):
@@ -30,6 +94,7 @@ class AnthropicAdapter(RequestsAdapter):
     label = "Anthropic Messages"
     provider_name = "Anthropic"
     default_base_url = "https://api.anthropic.com"
+    stream_parser_class = AnthropicStream
 
     def endpoint(self, request: dict[str, Any]) -> str:
         return f"{self.base_url}/v1/messages"
@@ -88,6 +153,9 @@ class AnthropicAdapter(RequestsAdapter):
         self, request: dict[str, Any], *, schema: dict[str, Any], schema_name: str
     ) -> dict[str, Any]:
         return {**request, "output_config": {"format": {"type": "json_schema", "schema": schema}}}
+
+    def stream_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {**request, "stream": True}
 
     def parse_response(self, response: Any, *, prompt: Prompt) -> VesselReply:
         texts, calls = [], []

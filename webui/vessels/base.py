@@ -3,6 +3,8 @@
 :meth:`VesselAdapter.complete` is the template method: build the provider's request from the
 assembled :class:`~webui.prompt.Prompt`, send it, parse the answer into a :class:`VesselReply`.
 :meth:`VesselAdapter.complete_structured` is the same with tools off and the provider's JSON mode.
+:meth:`VesselAdapter.stream` is the same call with the answer yielded as it arrives (see
+:mod:`webui.vessels.streaming`).
 :meth:`VesselAdapter.render_conversation` is the one walk over the prompt every adapter's request
 is built from; adapters fill its ``render_*`` hooks with their provider's message shapes.
 Capability flags are class attributes so callers can ask before they call.
@@ -11,14 +13,16 @@ Capability flags are class attributes so callers can ask before they call.
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Generator, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from webui.lone_surrogates import lone_surrogate_path
 from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound, ToolUse
-from webui.vessels.errors import VesselError
+from webui.vessels.errors import VesselError, unencodable_text_error
 from webui.vessels.key_env import api_key_env_problem
+from webui.vessels.streaming import Framing, ReplyDone, StreamEvent, StreamParser, TextDelta
 
 if TYPE_CHECKING:
     from webui.models import Vessel
@@ -113,6 +117,9 @@ class VesselAdapter(ABC):
     #: Whether a model judges the answers. ``False`` marks a stand-in (the offline vessel) whose
     #: structured answers are synthetic: valid in shape, but nobody weighed the question.
     reasons: ClassVar[bool] = True
+    #: How this adapter reads its provider's streamed answer; ``None``: it does not stream, and
+    #: :meth:`stream` gives the whole reply as one piece once it has it.
+    stream_parser_class: ClassVar[type[StreamParser] | None] = None
 
     def __init__(self, vessel: "Vessel") -> None:
         self.vessel = vessel
@@ -126,8 +133,19 @@ class VesselAdapter(ABC):
         """:meth:`parse_response`, with an answer of an unexpected shape, or whose text or tool
         calls hold a lone surrogate (which nothing can store or send on), turned into a clear
         error: the answer is not used."""
-        try:
+        with self.answer_understood():
             reply = self.parse_response(response, prompt=prompt)
+        where = reply_lone_surrogate_path(reply)
+        if where:
+            raise unencodable_text_error(self.provider_name, where)
+        return reply
+
+    @contextmanager
+    def answer_understood(self) -> Iterator[None]:
+        """Reading an answer (or a streamed record), with what an answer of an unexpected shape
+        raises turned into a ``VesselError`` with code ``bad_response``."""
+        try:
+            yield
         except VesselError:
             raise
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
@@ -136,14 +154,51 @@ class VesselAdapter(ABC):
                 f"({type(exc).__name__}: {exc}).",
                 code="bad_response",
             ) from exc
-        where = reply_lone_surrogate_path(reply)
-        if where:
-            raise VesselError(
-                f"{self.provider_name} answered with text that is not valid Unicode (a lone "
-                f"surrogate) in {where}; the answer was not used.",
-                code="unencodable_text",
-            )
-        return reply
+
+    def stream(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> Iterator[StreamEvent]:
+        """Call the vessel once, like :meth:`complete`, and yield its answer as it arrives.
+
+        Yields :class:`TextDelta` and :class:`ToolCallStarted` events, then one
+        :class:`ReplyDone` with exactly the reply :meth:`complete` gives for the same answer
+        (after the same checks). A failure raises a ``VesselError``: an error the provider sent
+        mid-answer, a broken connection, the deadline. Retries happen only before the first
+        event. Closing the iterator early closes the provider's connection at once.
+
+        An adapter streams by naming its :attr:`stream_parser_class` and filling
+        :meth:`stream_request` and :meth:`send_stream`; one that does not gives its whole
+        reply as one piece of text, once :meth:`complete` has it.
+        """
+        if self.stream_parser_class is None:
+            reply = self.complete(prompt=prompt, tools=tools)
+            if reply.text:
+                yield TextDelta(reply.text)
+            yield ReplyDone(reply)
+            return
+        parser = self.stream_parser_class(prompt=prompt, provider_name=self.provider_name)
+        request = self.stream_request(self.build_request(prompt=prompt, tools=tools))
+        records = self.send_stream(request, framing=parser.framing)
+        try:
+            for record in records:
+                with self.answer_understood():
+                    events = parser.feed(record)
+                yield from events
+            with self.answer_understood():
+                answer = parser.answer()
+        finally:
+            records.close()
+        yield ReplyDone(self.parse_answer(answer, prompt=prompt))
+
+    def stream_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        """``request`` (from :meth:`build_request`) asking for a streamed answer: the same
+        request plus only the provider's stream switch, so its bytes otherwise stay the same."""
+        raise NotImplementedError(f"{type(self).__name__} does not stream")
+
+    def send_stream(
+        self, request: dict[str, Any], *, framing: Framing
+    ) -> Generator[bytes, None, None]:
+        """Deliver ``request`` and yield the records of the answer (framed as ``framing``) as
+        each arrives; closing the generator ends the call."""
+        raise NotImplementedError(f"{type(self).__name__} does not stream")
 
     def complete_structured(
         self, *, prompt: Prompt, schema: dict[str, Any], schema_name: str

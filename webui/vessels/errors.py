@@ -77,3 +77,13 @@ def error_object_fields(error: Any, *code_keys: str) -> tuple[str | None, str | 
         if code:
             break
     return error.get("message"), code
+
+
+def unencodable_text_error(provider_name: str, where: str) -> VesselError:
+    """The error for an answer whose text holds a lone surrogate ``where`` ("its text", "tool
+    call 0 (input/query)"): nothing can store or send it on, so the answer is not used."""
+    return VesselError(
+        f"{provider_name} answered with text that is not valid Unicode (a lone surrogate) in "
+        f"{where}; the answer was not used.",
+        code="unencodable_text",
+    )

@@ -13,6 +13,56 @@ from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolUse
 from webui.vessels.base import Message, VesselReply, derived_call_id, normalised_usage
 from webui.vessels.errors import VesselError, error_member, error_object_fields
 from webui.vessels.http import RequestsAdapter
+from webui.vessels.streaming import PartialEvent, StreamParser
+
+
+class GeminiStream(StreamParser):
+    """Gemini's ``streamGenerateContent`` with ``alt=sse``: each event's data is a whole
+    ``GenerateContentResponse`` holding the next parts of the candidate (text pieces, and
+    ``functionCall`` parts that arrive whole), assembled into one response with all the parts in
+    order. The last carries the ``usageMetadata`` and a ``finishReason``; there is no end marker
+    beyond that (a blocked prompt ends with ``promptFeedback`` instead). An event with an
+    ``error`` member ends the stream.
+    """
+
+    transient_errors = frozenset({"INTERNAL", "UNAVAILABLE", "RESOURCE_EXHAUSTED"})
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.parts: list[dict[str, Any]] = []
+        self.answered = False
+        self.latest: dict[str, Any] = {}
+
+    def read(self, record: Any) -> list[PartialEvent]:
+        error = error_member(record)
+        if error:
+            message, status = error_object_fields(error, "status")
+            raise self.failure(message, provider_code=status)
+        for key in ("usageMetadata", "promptFeedback", "modelVersion", "responseId"):
+            if key in record:
+                self.latest[key] = record[key]
+        if (record.get("promptFeedback") or {}).get("blockReason"):
+            self.finished = True
+        events: list[PartialEvent] = []
+        for candidate in (record.get("candidates") or [])[:1]:
+            self.answered = True
+            self.finished = self.finished or bool(candidate.get("finishReason"))
+            for part in (candidate.get("content") or {}).get("parts") or []:
+                events += self.add_part(part)
+        return events
+
+    def add_part(self, part: dict[str, Any]) -> list[PartialEvent]:
+        self.parts.append(part)
+        if "functionCall" in part:
+            call = part["functionCall"]
+            return [self.call_arrived(call, id=call.get("id"), name=call.get("name", ""))]
+        if "text" in part and not part.get("thought"):
+            return self.text(part["text"])
+        return []
+
+    def assembled(self) -> Any:
+        content = {"role": "model", "parts": self.parts}
+        return {"candidates": [{"content": content}] if self.answered else [], **self.latest}
 
 
 class GeminiAdapter(RequestsAdapter):
@@ -20,9 +70,16 @@ class GeminiAdapter(RequestsAdapter):
     label = "Google Gemini"
     provider_name = "Gemini"
     default_base_url = "https://generativelanguage.googleapis.com"
+    stream_parser_class = GeminiStream
 
     def endpoint(self, request: dict[str, Any]) -> str:
         return f"{self.base_url}/v1beta/models/{self.vessel.model}:generateContent"
+
+    def stream_endpoint(self, request: dict[str, Any]) -> str:
+        return f"{self.base_url}/v1beta/models/{self.vessel.model}:streamGenerateContent?alt=sse"
+
+    def stream_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        return request  # Gemini streams at a URL of its own; the body is the same
 
     def headers(self) -> dict[str, str]:
         return {"x-goog-api-key": self.vessel.api_key}

@@ -5,36 +5,49 @@ timeouts, a total deadline checked while the body is read, a size cap, redirects
 What is the vessels' own lives here: posting canonical JSON, turning what went wrong into a
 :class:`VesselError` that says whether a retry may help, and retrying those that may (429, 503/529
 overload, 5xx, timeouts, refused connections) a bounded number of times within the vessel's
-deadline, with full-jitter backoff honouring ``Retry-After``.
+deadline, with full-jitter backoff honouring ``Retry-After``. A streamed call is the same POST
+read as it arrives (:meth:`RequestsAdapter.send_stream`), retried only before its body begins.
 """
 
 import json
 import logging
 import time
-from typing import Any, ClassVar
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
+from typing import Any, ClassVar, TypeVar
 
 from webui.canonical import canonical_bytes
 from webui.conf import webui_settings
 from webui.outbound_http import (
     Answer,
     BodyTooLarge,
+    CallBounds,
     DeadlineExceeded,
     OutgoingFailure,
     OutgoingSession,
     RequestNotMade,
+    StreamedAnswer,
+    Unreachable,
     exchange,
     full_jitter_delay,
+    open_stream,
     retry_after_seconds,
 )
 from webui.redaction import mask_secrets
 from webui.vessels.base import VesselAdapter
 from webui.vessels.errors import VesselError
+from webui.vessels.streaming import Framing, stream_records
+
+T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 
 SESSION = OutgoingSession(role="vessel")
 
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
+
+#: What a streamed request asks for, by how the provider frames its records.
+STREAM_ACCEPT: dict[str, str] = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
 
 # Tests replace this to record delays instead of waiting them out.
 sleep = time.sleep
@@ -105,6 +118,11 @@ class RequestsAdapter(VesselAdapter):
         """The URL the request is posted to."""
         raise NotImplementedError
 
+    def stream_endpoint(self, request: dict[str, Any]) -> str:
+        """The URL a streamed request is posted to; the same as :meth:`endpoint` unless the
+        provider streams at a URL of its own."""
+        return self.endpoint(request)
+
     def headers(self) -> dict[str, str]:
         """Headers for every call (authentication, API version)."""
         return {}
@@ -128,46 +146,120 @@ class RequestsAdapter(VesselAdapter):
     def send(self, request: dict[str, Any]) -> Any:
         """POST ``request``; retry what may pass, within the vessel's deadline."""
         deadline_at = time.monotonic() + self.vessel.deadline
-        attempt = 0
+        return self.with_retries(
+            lambda: self.post_once(request, deadline_at=deadline_at), deadline_at=deadline_at
+        )
+
+    def send_stream(
+        self, request: dict[str, Any], *, framing: Framing
+    ) -> Generator[bytes, None, None]:
+        """POST ``request`` for a streamed answer and yield its records as they arrive.
+
+        Retries (as :meth:`send` makes them) happen only until the first byte of the body has
+        come; after it, a broken connection, the size cap or the vessel's deadline (checked
+        after each piece) ends the stream with a ``VesselError``. Closing the generator closes
+        the connection at once.
+        """
+        deadline_at = time.monotonic() + self.vessel.deadline
+        answer, body = self.with_retries(
+            lambda: self.open_stream_once(request, deadline_at=deadline_at, framing=framing),
+            deadline_at=deadline_at,
+        )
+        try:
+            yield from stream_records(body, framing=framing)
+        finally:
+            answer.close()
+
+    def with_retries(self, attempt: Callable[[], T], *, deadline_at: float) -> T:
+        """``attempt()``, tried again after a retryable ``VesselError`` while retries are left and
+        the wait fits before ``deadline_at``: ``Retry-After`` when the provider gave one, else
+        full-jitter backoff."""
+        tries = 0
         while True:
             try:
-                return self.post_once(request, deadline_at=deadline_at)
+                return attempt()
             except VesselError as error:
-                if not error.retryable or attempt >= self.vessel.max_retries:
+                if not error.retryable or tries >= self.vessel.max_retries:
                     raise
-                delay = (
-                    error.retry_after if error.retry_after is not None else backoff_delay(attempt)
-                )
+                delay = error.retry_after if error.retry_after is not None else backoff_delay(tries)
                 if time.monotonic() + delay >= deadline_at:
                     raise
                 logger.info(
                     "Vessel %s: %s, retry %d in %.2f s",
                     self.vessel.slug,
                     error.code,
-                    attempt + 1,
+                    tries + 1,
                     delay,
                 )
                 sleep(delay)
-                attempt += 1
+                tries += 1
 
     def post_once(self, request: dict[str, Any], *, deadline_at: float) -> Any:
         """One POST within the vessel's timeouts, the deadline and the size cap; its JSON answer."""
-        try:
+        with self.wire_errors():
             answer = exchange(
                 SESSION,
                 "POST",
                 self.endpoint(request),
-                data=canonical_bytes(self.wire_body(request)),
-                headers={
-                    "Content-Type": "application/json",
-                    "Accept": "application/json",
-                    **self.headers(),
-                },
-                connect_timeout=self.vessel.connect_timeout,
-                read_timeout=self.vessel.read_timeout,
-                deadline_at=deadline_at,
-                max_bytes=MAX_RESPONSE_BYTES,
+                **self.call_bounds(request, accept="application/json", deadline_at=deadline_at),
             )
+        return self.answer_body(answer)
+
+    def open_stream_once(
+        self, request: dict[str, Any], *, deadline_at: float, framing: Framing
+    ) -> tuple[StreamedAnswer, Iterator[bytes]]:
+        """One POST for a streamed answer, kept open once its body has begun: the answer and its
+        body (first piece included) as it arrives. An error status raises as :meth:`send` would."""
+        bounds = self.call_bounds(request, accept=STREAM_ACCEPT[framing], deadline_at=deadline_at)
+        with self.wire_errors():
+            answer = open_stream(SESSION, "POST", self.stream_endpoint(request), **bounds)
+        try:
+            with self.wire_errors():
+                if answer.status >= 300:
+                    body = answer.read()
+                    self.answer_body(Answer(answer.status, answer.reason, answer.headers, body))
+                chunks = answer.chunks()
+                first = next(chunks, b"")
+        except BaseException:
+            answer.close()
+            raise
+        return answer, self.rest_of_body(first, chunks)
+
+    def call_bounds(
+        self, request: dict[str, Any], *, accept: str, deadline_at: float
+    ) -> CallBounds:
+        """The body, headers and bounds of one POST of ``request``: canonical JSON, the vessel's
+        timeouts, ``deadline_at`` and the size cap."""
+        return CallBounds(
+            data=canonical_bytes(self.wire_body(request)),
+            headers={"Content-Type": "application/json", "Accept": accept, **self.headers()},
+            connect_timeout=self.vessel.connect_timeout,
+            read_timeout=self.vessel.read_timeout,
+            deadline_at=deadline_at,
+            max_bytes=MAX_RESPONSE_BYTES,
+        )
+
+    def rest_of_body(self, first: bytes, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        """A streamed body from its ``first`` piece on; a failure after it is a ``VesselError``
+        that says the answer broke off."""
+        yield first
+        try:
+            yield from chunks
+        except OutgoingFailure as failure:
+            if isinstance(failure, Unreachable):
+                raise VesselError(
+                    f"The connection to {self.provider_name} broke before the answer was "
+                    f"complete ({failure}).",
+                    code="connection_lost",
+                    retryable=True,
+                ) from failure
+            raise self.transport_error(failure) from failure
+
+    @contextmanager
+    def wire_errors(self) -> Iterator[None]:
+        """A call on the wire, with what went wrong there as a ``VesselError``."""
+        try:
+            yield
         except RequestNotMade as failure:
             # Only the exception's type: its text can quote a header value, and so the API key.
             raise VesselError(
@@ -177,7 +269,6 @@ class RequestsAdapter(VesselAdapter):
             ) from None
         except OutgoingFailure as failure:
             raise self.transport_error(failure) from failure
-        return self.answer_body(answer)
 
     def answer_body(self, answer: Answer) -> Any:
         """The JSON of a 2xx answer; a :class:`VesselError` for any other status or a non-JSON body."""

@@ -9,10 +9,10 @@ else gets a short reply that depends only on the message.
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
-from webui.canonical import canonical_json
+from webui.canonical import canonical_bytes, canonical_json
 from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolUse
 from webui.vessels.base import (
     Message,
@@ -23,10 +23,13 @@ from webui.vessels.base import (
     text_part,
     text_parts_message,
 )
+from webui.vessels.streaming import Framing, PartialEvent, StreamParser
 
 VERB_MESSAGE = re.compile(r"\A\s*(remember|recall|ask)\s+(\S.*)\Z", re.IGNORECASE | re.DOTALL)
 FOR_EVERYONE = re.compile(r"\Afor\s+everyone\b[\s,:]*(\S.*)\Z", re.IGNORECASE | re.DOTALL)
 MEMORY_TOOL = "memory"
+#: A word with the spaces around it: the pieces the offline vessel streams its text in.
+WORD_PIECE = re.compile(r"\s*\S+\s*|\s+")
 
 
 def memory_tool_input(verb: str, text: str, tools: dict[str, Any]) -> dict[str, Any]:
@@ -67,6 +70,30 @@ def example_for(schema: dict[str, Any]) -> Any:
     return None
 
 
+class OfflineStream(StreamParser):
+    """The offline vessel's own stream: its text a word at a time, then its tool calls, then a
+    last record with the usage; assembled into the answer :meth:`OfflineAdapter.send` gives."""
+
+    framing = "ndjson"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.usage: dict[str, int] = {}
+
+    def read(self, record: Any) -> list[PartialEvent]:
+        if "text" in record:
+            return self.text(record["text"])
+        if "tool_call" in record:
+            call = record["tool_call"]
+            return [self.call_arrived(call, id=None, name=call["name"])]
+        self.usage = record["usage"]
+        self.finished = True
+        return []
+
+    def assembled(self) -> Any:
+        return {"text": "".join(self.said), "tool_calls": self.arrived, "usage": self.usage}
+
+
 class OfflineAdapter(VesselAdapter):
     """A vessel that answers on this machine, the same way every time."""
 
@@ -75,6 +102,7 @@ class OfflineAdapter(VesselAdapter):
     requires_api_key = False
     # It answers a structured request with the schema's first example: nothing is judged.
     reasons = False
+    stream_parser_class = OfflineStream
 
     def build_request(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
         request: dict[str, Any] = {
@@ -130,6 +158,22 @@ class OfflineAdapter(VesselAdapter):
             "tool_calls": calls,
             "usage": {"input_tokens": prompt_chars // 4, "output_tokens": len(text) // 4},
         }
+
+    def stream_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        return request
+
+    def send_stream(
+        self, request: dict[str, Any], *, framing: Framing
+    ) -> Generator[bytes, None, None]:
+        """The answer :meth:`send` gives, as the records of a stream: its text word by word."""
+        answer = self.send(request)
+        records: list[dict[str, Any]] = [
+            {"text": piece} for piece in WORD_PIECE.findall(answer["text"])
+        ]
+        records += [{"tool_call": call} for call in answer["tool_calls"]]
+        records.append({"usage": answer["usage"]})
+        for record in records:
+            yield canonical_bytes(record)
 
     def parse_response(self, response: dict[str, Any], *, prompt: Prompt) -> VesselReply:
         calls = tuple(

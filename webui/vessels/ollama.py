@@ -15,6 +15,39 @@ from webui.prompt import Prompt, ToolDefinition, ToolUse
 from webui.vessels.base import Message, VesselReply, normalised_usage
 from webui.vessels.errors import error_member
 from webui.vessels.openai import ChatRolesAdapter, function_calls, function_tools
+from webui.vessels.streaming import PartialEvent, StreamParser
+
+
+class OllamaStream(StreamParser):
+    """Ollama's ``/api/chat`` with ``"stream": true``: newline-delimited JSON, each line a chat
+    response whose ``message`` holds the next piece of the text (tool calls arrive whole). The
+    last line has ``done: true`` and the counts (``prompt_eval_count``, ``eval_count``); a line
+    with an ``error`` member ends the stream.
+    """
+
+    framing = "ndjson"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.last: dict[str, Any] = {}
+
+    def read(self, record: Any) -> list[PartialEvent]:
+        error = error_member(record)
+        if error:
+            raise self.failure(error, provider_code=None)
+        message = record.get("message") or {}
+        events = self.text(message.get("content") or "")
+        for call in message.get("tool_calls") or []:
+            name = (call.get("function") or {}).get("name", "")
+            events.append(self.call_arrived(call, id=call.get("id"), name=name))
+        if record.get("done"):
+            self.last = record
+            self.finished = True
+        return events
+
+    def assembled(self) -> Any:
+        message = {"role": "assistant", "content": "".join(self.said), "tool_calls": self.arrived}
+        return {**self.last, "message": message}
 
 
 class OllamaAdapter(ChatRolesAdapter):
@@ -23,9 +56,13 @@ class OllamaAdapter(ChatRolesAdapter):
     provider_name = "Ollama"
     default_base_url = "http://127.0.0.1:11434"
     requires_api_key = False
+    stream_parser_class = OllamaStream
 
     def endpoint(self, request: dict[str, Any]) -> str:
         return f"{self.base_url}/api/chat"
+
+    def stream_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {**request, "stream": True}
 
     def build_request(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
         request: dict[str, Any] = {

@@ -6,7 +6,7 @@ conversation id, so every turn of a conversation is routed to the same cache.
 """
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from webui.canonical import canonical_json
 from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolUse
@@ -21,6 +21,7 @@ from webui.vessels.base import (
 )
 from webui.vessels.errors import error_member, error_object_fields
 from webui.vessels.http import RequestsAdapter
+from webui.vessels.streaming import PartialEvent, StreamParser
 
 
 def function_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
@@ -52,6 +53,84 @@ def function_calls(message: dict[str, Any], *, prompt: Prompt) -> tuple[ToolCall
     )
 
 
+class ChatCompletionStream(StreamParser):
+    """OpenAI Chat Completions chunks (and OpenAI-compatible servers'), assembled into the
+    completion they describe.
+
+    Each chunk's ``choices[0].delta`` carries a piece of the text, or pieces of tool calls keyed
+    by ``index``: the first piece of a call has its ``id`` and name, the later ones more of its
+    ``arguments`` string. With ``include_usage`` the usage comes in a last chunk whose
+    ``choices`` is empty (llama.cpp adds ``timings``); ``data: [DONE]`` ends the stream. A chunk
+    with an ``error`` member ends it with that error.
+    """
+
+    end_marker = b"[DONE]"
+    transient_errors = frozenset({"server_error", "rate_limit_exceeded"})
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.totals: dict[str, Any] = {}
+        self.finish_reason: str | None = None
+
+    def read(self, record: Any) -> list[PartialEvent]:
+        error = error_member(record)
+        if error:
+            message, code = error_object_fields(error, "code", "type")
+            raise self.failure(message or error, provider_code=code)
+        for key in ("usage", "timings"):
+            if record.get(key):
+                self.totals[key] = record[key]
+        events: list[PartialEvent] = []
+        for choice in record.get("choices") or []:
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            events += self.text(delta.get("content") or "")
+            for piece in delta.get("tool_calls") or []:
+                events += self.add_call_piece(piece)
+            self.finish_reason = choice.get("finish_reason") or self.finish_reason
+        return events
+
+    def add_call_piece(self, piece: dict[str, Any]) -> list[PartialEvent]:
+        key = piece.get("index", 0)
+        call = self.calls.setdefault(
+            key, {"id": None, "name": None, "arguments": [], "started": False}
+        )
+        function = piece.get("function") or {}
+        call["id"] = call["id"] or piece.get("id")
+        call["name"] = call["name"] or function.get("name")
+        call["arguments"].append(function.get("arguments") or "")
+        if call["started"] or not call["name"]:
+            return []
+        call["started"] = True
+        # A server that gives no ids gets the ones the finished reply derives (by position).
+        position = list(self.calls).index(key)
+        call_id = call["id"] or derived_call_id(self.prompt, position)
+        return [self.call_started(id=call_id, name=call["name"])]
+
+    def answer(self) -> Any:
+        # A server that ends without ``[DONE]`` has still marked the end if the usage chunk
+        # (which comes last) followed the finish reason.
+        self.finished = self.finished or (self.finish_reason is not None and "usage" in self.totals)
+        return super().answer()
+
+    def assembled(self) -> Any:
+        tool_calls = [
+            {
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["name"] or "", "arguments": "".join(call["arguments"])},
+            }
+            for call in self.calls.values()
+        ]
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.said) or None}
+        if tool_calls:
+            message["tool_calls"] = tool_calls
+        choice = {"index": 0, "message": message, "finish_reason": self.finish_reason}
+        return {"object": "chat.completion", "choices": [choice], **self.totals}
+
+
 class ChatRolesAdapter(RequestsAdapter):
     """What OpenAI Chat and Ollama's ``/api/chat`` share: the system text as the first message,
     assistant texts as plain strings, and the key (when there is one) as a bearer token."""
@@ -71,9 +150,14 @@ class OpenAIAdapter(ChatRolesAdapter):
     label = "OpenAI Chat Completions"
     provider_name = "OpenAI"
     default_base_url = "https://api.openai.com/v1"
+    stream_parser_class: ClassVar[type[StreamParser] | None] = ChatCompletionStream
 
     def endpoint(self, request: dict[str, Any]) -> str:
         return f"{self.base_url}/chat/completions"
+
+    def stream_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        # Without include_usage the stream carries no usage at all.
+        return {**request, "stream": True, "stream_options": {"include_usage": True}}
 
     def build_request(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
         request: dict[str, Any] = {

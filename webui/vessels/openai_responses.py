@@ -16,6 +16,7 @@ from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolUse
 from webui.vessels.base import Message, VesselReply, normalised_usage, parse_json_arguments
 from webui.vessels.errors import VesselError
 from webui.vessels.openai import OpenAIAdapter
+from webui.vessels.streaming import PartialEvent, StreamParser
 
 
 def _input_text(text: str) -> dict[str, Any]:
@@ -33,13 +34,72 @@ def _assistant(text: str) -> dict[str, Any]:
     return {"type": "message", "role": "assistant", "content": text}
 
 
+class ResponsesStream(StreamParser):
+    """OpenAI Responses streaming events, assembled into the response they describe.
+
+    ``response.output_item.added`` opens each output item at its ``output_index`` (a
+    ``function_call`` item already has its ``call_id`` and name); ``response.output_text.delta``
+    adds text to a message item's content part, ``response.function_call_arguments.delta`` adds
+    to a call's arguments string. ``response.completed`` (or ``response.incomplete``, or
+    ``response.failed``) carries the final response with its usage and ends the answer; the
+    ``*.done`` events restate what the deltas said and are passed over. An ``error`` event ends
+    the stream.
+    """
+
+    transient_errors = frozenset({"server_error", "rate_limit_exceeded"})
+    FINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.items: dict[int, dict[str, Any]] = {}
+        self.final: dict[str, Any] = {}
+
+    def read(self, record: Any) -> list[PartialEvent]:
+        kind = record["type"]
+        if kind == "response.output_item.added":
+            return self.add_item(record["output_index"], dict(record["item"]))
+        if kind == "response.output_text.delta":
+            parts = self.items[record["output_index"]]["content"]
+            index = record.get("content_index", 0)
+            while len(parts) <= index:
+                parts.append({"type": "output_text", "text": "", "annotations": []})
+            parts[index]["text"] += record["delta"]
+            return self.text(record["delta"])
+        if kind == "response.function_call_arguments.delta":
+            self.items[record["output_index"]]["arguments"] += record["delta"]
+        elif kind in self.FINAL_EVENTS:
+            self.final = record["response"]
+            self.finished = True
+        elif kind == "error":
+            raise self.failure(record.get("message"), provider_code=record.get("code"))
+        return []
+
+    def add_item(self, index: int, item: dict[str, Any]) -> list[PartialEvent]:
+        self.items[index] = item
+        if item["type"] == "message":
+            item["content"] = [dict(part) for part in item.get("content") or []]
+        elif item["type"] == "function_call":
+            item["arguments"] = item.get("arguments") or ""
+            call_id = item.get("call_id") or item.get("id", "")
+            return [self.call_started(id=call_id, name=item.get("name", ""))]
+        return []
+
+    def assembled(self) -> Any:
+        return {**self.final, "output": [self.items[index] for index in sorted(self.items)]}
+
+
 class OpenAIResponsesAdapter(OpenAIAdapter):
     adapter_name = "openai_responses"
     label = "OpenAI Responses"
     provider_name = "OpenAI"
+    stream_parser_class = ResponsesStream
 
     def endpoint(self, request: dict[str, Any]) -> str:
         return f"{self.base_url}/responses"
+
+    def stream_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        # The final event carries the usage: Responses has no ``include_usage`` to ask for.
+        return {**request, "stream": True}
 
     def build_request(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
         request: dict[str, Any] = {

@@ -1,0 +1,195 @@
+"""A vessel's answer as it arrives: the events a stream gives, the readers that cut a streamed body
+into records, and the parser each streaming adapter fills in for its provider's format.
+
+:meth:`VesselAdapter.stream <webui.vessels.base.VesselAdapter.stream>` yields :class:`TextDelta`
+and :class:`ToolCallStarted` events while the answer arrives and ends with one :class:`ReplyDone`.
+Each provider's records are read by a :class:`StreamParser`, which also assembles them into the
+provider's non-streamed answer, so the adapter's own ``parse_response`` (and its checks) turns a
+streamed answer into exactly the reply ``complete()`` gives for the same answer.
+"""
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from webui.lone_surrogates import lone_surrogate_path
+from webui.prompt import Prompt
+from webui.vessels.errors import VesselError, unencodable_text_error
+
+if TYPE_CHECKING:
+    from webui.vessels.base import VesselReply
+
+#: How a streamed body is cut into records: server-sent events, or one JSON object a line.
+Framing = Literal["sse", "ndjson"]
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the reply's text; the pieces, in order, make up the reply's text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    """The vessel began tool call ``index`` (0 first, its place in the reply's ``tool_calls``):
+    its id and name are known, its arguments may still be arriving."""
+
+    index: int
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ReplyDone:
+    """Always last: the reply ``complete()`` would have returned for the same answer, checked."""
+
+    reply: "VesselReply"
+
+
+#: What :meth:`VesselAdapter.stream` yields.
+StreamEvent = TextDelta | ToolCallStarted | ReplyDone
+#: What a parser gives for one record: everything but the final :class:`ReplyDone`.
+PartialEvent = TextDelta | ToolCallStarted
+
+
+def body_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The complete lines of a body that arrives in pieces, without their line endings.
+
+    A line may be split over pieces (a character too: lines are decoded only once whole, by the
+    reader of the record). What follows the last line ending is dropped: a body that broke off
+    there can only have left part of a record.
+    """
+    pending = b""
+    for chunk in chunks:
+        lines = (pending + chunk).split(b"\n")
+        pending = lines.pop()
+        for line in lines:
+            yield line.removesuffix(b"\r")
+
+
+def sse_data(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The data of each server-sent event, as the event completes (at its blank line): its
+    ``data:`` lines joined by newlines. Comments, other fields and events without data are passed
+    over; an event still open when the body ends is dropped, as the SSE standard says."""
+    data: list[bytes] = []
+    for line in body_lines(chunks):
+        if not line:
+            if data:
+                yield b"\n".join(data)
+            data = []
+            continue
+        name, _, value = line.partition(b":")
+        if name == b"data":
+            data.append(value.removeprefix(b" "))
+
+
+def ndjson_records(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Each non-blank line of a newline-delimited JSON body, as the line completes."""
+    for line in body_lines(chunks):
+        if line.strip():
+            yield line
+
+
+RECORD_READERS: dict[str, Callable[[Iterable[bytes]], Iterator[bytes]]] = {
+    "sse": sse_data,
+    "ndjson": ndjson_records,
+}
+
+
+def stream_records(chunks: Iterable[bytes], *, framing: Framing) -> Iterator[bytes]:
+    """The records of a streamed body framed as ``framing``, each as soon as it is whole."""
+    return RECORD_READERS[framing](chunks)
+
+
+class StreamParser(ABC):
+    """One streamed answer in one provider's format, read record by record.
+
+    :meth:`feed` gives the events a record holds; :meth:`answer` gives the provider's non-streamed
+    answer that the records add up to, for the adapter's ``parse_response``. A subclass reads one
+    record in :meth:`read` (raising :meth:`failure` for an error event) and builds the answer in
+    :meth:`assembled`; it sets :attr:`finished` when the provider marks the answer's end.
+    """
+
+    #: How the provider frames its records.
+    framing: ClassVar[Framing] = "sse"
+    #: A record that is not JSON and only marks the end (OpenAI Chat's ``[DONE]``), if any.
+    end_marker: ClassVar[bytes | None] = None
+    #: The provider's error codes that say trying again later may help.
+    transient_errors: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, *, prompt: Prompt, provider_name: str) -> None:
+        self.prompt = prompt
+        self.provider_name = provider_name
+        #: Whether the provider has marked the end of its answer.
+        self.finished = False
+        #: The text pieces passed on so far, in order.
+        self.said: list[str] = []
+        #: The tool calls that came whole, in order (see :meth:`call_arrived`).
+        self.arrived: list[dict[str, Any]] = []
+        self.calls_started = 0
+
+    def feed(self, data: bytes) -> list[PartialEvent]:
+        """The events in one record (a JSON text, or the end marker)."""
+        if self.end_marker is not None and data.strip() == self.end_marker:
+            self.finished = True
+            return []
+        return self.read(json.loads(data))
+
+    @abstractmethod
+    def read(self, record: Any) -> list[PartialEvent]:
+        """The events in one decoded record; raises :meth:`failure` for an error the provider sent."""
+
+    @abstractmethod
+    def assembled(self) -> Any:
+        """The records so far as the provider's non-streamed answer."""
+
+    def answer(self) -> Any:
+        """The whole answer, in the provider's non-streamed shape; a ``VesselError`` when the
+        stream ended before the provider marked the answer's end."""
+        if not self.finished:
+            raise VesselError(
+                f"{self.provider_name} stopped sending before the answer was complete.",
+                code="connection_lost",
+                retryable=True,
+            )
+        return self.assembled()
+
+    def text(self, piece: str) -> list[PartialEvent]:
+        """A piece of text to pass on (none for an empty piece); one holding a lone surrogate is
+        refused at once, as the whole answer would be."""
+        if not piece:
+            return []
+        if lone_surrogate_path(piece):
+            raise unencodable_text_error(self.provider_name, "its text")
+        self.said.append(piece)
+        return [TextDelta(piece)]
+
+    def call_started(self, *, id: str, name: str) -> ToolCallStarted:
+        """The event for the next tool call, numbered in the order calls began."""
+        event = ToolCallStarted(index=self.calls_started, id=id, name=name)
+        self.calls_started += 1
+        return event
+
+    def call_arrived(self, call: dict[str, Any], *, id: str | None, name: str) -> ToolCallStarted:
+        """The event for a tool ``call`` that came whole (kept in :attr:`arrived`). A call with no
+        ``id`` gets the one the finished reply derives for it from its place among the calls."""
+        from webui.vessels.base import derived_call_id  # base builds on this module
+
+        self.arrived.append(call)
+        return self.call_started(
+            id=id or derived_call_id(self.prompt, self.calls_started), name=name
+        )
+
+    def failure(self, message: Any, *, provider_code: Any) -> VesselError:
+        """The error for an error event the provider sent in the middle of its answer."""
+        code = str(provider_code) if provider_code else None
+        return VesselError(
+            f"{self.provider_name} broke off its answer with an error: "
+            f"{message or 'no reason given'}",
+            code="provider_error",
+            retryable=code in self.transient_errors,
+            provider_code=code,
+        )
