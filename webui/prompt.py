@@ -6,6 +6,7 @@ slot changes every turn and is never persisted; everything before it is rebuilt 
 stored rows on every later turn.
 """
 
+import hashlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -103,3 +104,13 @@ class Prompt:
     def with_round(self, tool_round: ToolRound) -> "Prompt":
         """The same prompt with one more tool round of the current turn."""
         return replace(self, current_rounds=(*self.current_rounds, tool_round))
+
+
+def derived_call_id(prompt: Prompt, index: int) -> str:
+    """A stable id for a tool call whose provider gave none (Ollama, older Gemini models).
+
+    Made from the newest user message id, the round and the call's index, so the same call gets
+    the same id when the turn is replayed later.
+    """
+    seed = f"{prompt.user_message_id}:{len(prompt.current_rounds)}:{index}"
+    return "call_" + hashlib.sha256(seed.encode()).hexdigest()[:24]

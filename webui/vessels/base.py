@@ -10,7 +10,6 @@ is built from; adapters fill its ``render_*`` hooks with their provider's messag
 Capability flags are class attributes so callers can ask before they call.
 """
 
-import hashlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Generator, Iterator, Sequence
@@ -19,7 +18,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from webui.lone_surrogates import lone_surrogate_path
-from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound, ToolUse
+from webui.prompt import (
+    Prompt,
+    ToolCall,
+    ToolDefinition,
+    ToolRound,
+    ToolUse,
+)
 from webui.vessels.errors import VesselError, unencodable_text_error
 from webui.vessels.key_env import api_key_env_problem
 from webui.vessels.streaming import Framing, ReplyDone, StreamEvent, StreamParser, TextDelta
@@ -44,16 +49,6 @@ def normalised_usage(
         "output_tokens": int(output_tokens or 0),
         "cached_input_tokens": int(cached_input_tokens or 0),
     }
-
-
-def derived_call_id(prompt: Prompt, index: int) -> str:
-    """A stable id for a tool call whose provider gave none (Ollama, older Gemini models).
-
-    Made from the newest user message id, the round and the call's index, so the same call gets
-    the same id when the turn is replayed later.
-    """
-    seed = f"{prompt.user_message_id}:{len(prompt.current_rounds)}:{index}"
-    return "call_" + hashlib.sha256(seed.encode()).hexdigest()[:24]
 
 
 def parse_json_arguments(arguments: Any) -> dict[str, Any]:

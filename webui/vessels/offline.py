@@ -13,12 +13,11 @@ from collections.abc import Generator, Sequence
 from typing import Any
 
 from webui.canonical import canonical_bytes, canonical_json
-from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolUse
+from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolUse, derived_call_id
 from webui.vessels.base import (
     Message,
     VesselAdapter,
     VesselReply,
-    derived_call_id,
     normalised_usage,
     text_part,
     text_parts_message,

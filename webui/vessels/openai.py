@@ -9,12 +9,11 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from webui.canonical import canonical_json
-from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolUse
+from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolUse, derived_call_id
 from webui.vessels.base import (
     Message,
     VesselReply,
     bearer_headers,
-    derived_call_id,
     normalised_usage,
     parse_json_arguments,
     text_parts_message,

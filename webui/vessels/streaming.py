@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from webui.lone_surrogates import lone_surrogate_path
-from webui.prompt import Prompt
+from webui.prompt import Prompt, derived_call_id
 from webui.vessels.errors import VesselError, unencodable_text_error
 
 if TYPE_CHECKING:
@@ -176,7 +176,6 @@ class StreamParser(ABC):
     def call_arrived(self, call: dict[str, Any], *, id: str | None, name: str) -> ToolCallStarted:
         """The event for a tool ``call`` that came whole (kept in :attr:`arrived`). A call with no
         ``id`` gets the one the finished reply derives for it from its place among the calls."""
-        from webui.vessels.base import derived_call_id  # base builds on this module
 
         self.arrived.append(call)
         return self.call_started(
