@@ -11,13 +11,14 @@ Capability flags are class attributes so callers can ask before they call.
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from webui.lone_surrogates import lone_surrogate_path
 from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound, ToolUse
 from webui.vessels.errors import VesselError
+from webui.vessels.streaming import ReplyDone, StreamEvent, TextDelta
 
 if TYPE_CHECKING:
     from webui.models import Vessel
@@ -120,6 +121,14 @@ class VesselAdapter(ABC):
         """Call the vessel once with ``prompt`` and ``tools``; raise a ``VesselError`` on failure."""
         request = self.build_request(prompt=prompt, tools=tools)
         return self.parse_answer(self.send(request), prompt=prompt)
+
+    def stream(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> Iterator[StreamEvent]:
+        """The reply as it arrives: text pieces, then one :class:`ReplyDone`. This default has
+        nothing to stream: it calls :meth:`complete` and yields its text as one piece."""
+        reply = self.complete(prompt=prompt, tools=tools)
+        if reply.text:
+            yield TextDelta(reply.text)
+        yield ReplyDone(reply)
 
     def parse_answer(self, response: Any, *, prompt: Prompt) -> VesselReply:
         """:meth:`parse_response`, with an answer of an unexpected shape, or whose text or tool
