@@ -161,6 +161,11 @@ class Conversation(models.Model):
         help_text="Tool definitions fixed at the first turn, sent unchanged on every later turn.",
     )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # The turn lock (webui.turn_lock): the turn answering in this conversation now, until when its
+    # lease holds (a killed process's lock expires), and whether someone asked it to stop.
+    running_turn_id = models.UUIDField(null=True, blank=True, editable=False)
+    turn_lease_until = models.DateTimeField(null=True, blank=True, editable=False)
+    turn_stop_requested = models.BooleanField(default=False, editable=False)
 
     class Meta:
         ordering = ["-created_at"]
@@ -221,6 +226,18 @@ class Message(models.Model):
     vessel = models.ForeignKey(
         Vessel, null=True, blank=True, on_delete=models.SET_NULL, related_name="messages"
     )
+    answers = models.OneToOneField(
+        "self",
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.SET_NULL,
+        related_name="answer",
+        help_text="The user message this assistant row answers; a message has at most one answer.",
+    )
+    stopped = models.BooleanField(
+        default=False, help_text="The member stopped the reply: the text is what had arrived."
+    )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     # A monotonically increasing position inside the conversation; created_at alone can tie.
     sequence = models.PositiveIntegerField(editable=False)
@@ -230,7 +247,11 @@ class Message(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["conversation", "sequence"], name="message_unique_sequence"
-            )
+            ),
+            models.CheckConstraint(
+                condition=models.Q(role="assistant") | models.Q(answers__isnull=True),
+                name="message_only_replies_answer",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -246,6 +267,31 @@ class Message(models.Model):
             )
             self.sequence = (last or 0) + 1
         super().save(*args, **kwargs)
+
+
+class TurnRound(models.Model):
+    """A tool round of a turn whose reply is not saved yet, kept as soon as the round finished.
+
+    A later round's failure leaves these rows, and the retry replays them to the vessel instead of
+    running their tools again. The reply's save moves them onto the assistant row and deletes
+    them, in one transaction. ``tool_uses`` has the shape of ``Message.tool_uses``.
+    """
+
+    user_message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="saved_rounds")
+    index = models.PositiveSmallIntegerField(help_text="0 for the turn's first round.")
+    text = models.TextField(blank=True)
+    tool_uses = models.JSONField(default=list, blank=True)
+    usage = models.JSONField(default=empty_usage, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["user_message", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["user_message", "index"], name="turn_round_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"round {self.index} answering {self.user_message_id}"
 
 
 class ScheduledJob(models.Model):

@@ -1,55 +1,65 @@
 """The one turn service every vessel, page and API call goes through.
 
-A turn saves the user's message first (so a failure never loses it), settles the conversation's
-pins (at its first turn: the vault base, the memory block and the tools), assembles the prompt from
-them, calls the vessel, runs the tool calls it asks for in bounded rounds, and saves the assistant's row with
-its tool uses, rounds and usage. Failures come back as :class:`TurnError` with a code, words a
+A turn takes the conversation's turn lock first (:mod:`webui.turn_lock`: one turn at a time, a
+second one is refused with ``turn_in_progress`` and changes nothing), saves the user's message (so
+a failure never loses it), settles the conversation's pins (at its first turn: the vault base, the
+memory block and the tools), assembles the prompt from them, streams the vessel's reply, runs the
+tool calls it asks for in bounded rounds (each round kept as it finishes, :mod:`webui.rounds`), and
+saves the assistant's row, which answers that one user message, with its tool uses, rounds and
+usage. :func:`stream_turn` tells all this as :mod:`webui.turn_events`; :func:`run_turn` and
+:func:`retry_turn` wait for its end. Failures come back as :class:`TurnError` with a code, words a
 person can act on, and the saved user message so the turn can be retried.
 """
 
 import logging
-from dataclasses import dataclass, field, replace
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from webui.assembly import assemble_prompt
-from webui.canonical import json_roundtrip, without_nul
+from webui.canonical import without_nul
 from webui.conf import webui_settings
 from webui.extensions import TurnContext, registered_extensions
+from webui.lone_surrogates import replace_lone_surrogates
 from webui.models import Conversation, Message
 from webui.pins import settle_pins
-from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolRound, ToolUse
+from webui.prompt import Prompt, ToolDefinition, ToolRound
+from webui.rounds import consume_saved_rounds, recorded_rounds, save_tool_round, saved_tool_rounds
+from webui.tool_calls import run_tool_round
+from webui.turn_events import (
+    Delta,
+    StopSignal,
+    TurnDone,
+    TurnError,
+    TurnEvent,
+    TurnFailed,
+    TurnResult,
+    TurnStarted,
+)
+from webui.turn_lock import TurnBusy, TurnLock, claim_turn, release_turn
 from webui.vault import VaultError
-from webui.vessels.base import VesselAdapter, normalised_usage
+from webui.vessels.base import VesselAdapter, VesselReply, normalised_usage
 from webui.vessels.errors import VesselError
 from webui.vessels.registry import adapter_for
+from webui.vessels.streaming import ReplyDone, TextDelta
+
+__all__ = ["StopSignal", "TurnError", "TurnResult", "retry_turn", "run_turn", "stream_turn"]
 
 logger = logging.getLogger(__name__)
 
 TITLE_CHARS = 60
 
 
-@dataclass
-class TurnError(Exception):
-    """A turn could not be answered. The user's message, if any, is saved and can be retried."""
-
-    code: str
-    message: str
-    status: int = 502
-    details: dict[str, Any] = field(default_factory=dict)
-    user_message: Message | None = None
-
-    def __str__(self) -> str:
-        return self.message
-
-
 @dataclass(frozen=True)
-class TurnResult:
-    """The two rows a successful turn leaves behind."""
+class Answer:
+    """What the vessel's rounds came to: the final (or, stopped, partial) text and the rounds."""
 
-    user_message: Message
-    assistant_message: Message
+    text: str
+    rounds: list[ToolRound]
+    usage: dict[str, int]
+    stopped: bool = False
 
 
 def append_message(*, conversation: Conversation, **fields: Any) -> Message:
@@ -72,135 +82,281 @@ def save_user_message(*, conversation: Conversation, text: str) -> Message:
     return message
 
 
+def outcome_of(events: Iterator[TurnEvent]) -> TurnResult:
+    """The rows a turn's events ended with; its :class:`TurnError` raised if it failed."""
+    last: TurnEvent | None = None
+    for last in events:  # noqa: B007 - only the last event is the outcome
+        pass
+    if isinstance(last, TurnFailed):
+        raise last.error
+    assert isinstance(last, TurnDone), f"a turn ended with {last!r}"
+    return last.result
+
+
 def run_turn(*, conversation: Conversation, text: str) -> TurnResult:
     """Save ``text`` as the viewer's message and answer it."""
-    user_message = save_user_message(conversation=conversation, text=text)
-    return answer_user_message(conversation=conversation, user_message=user_message)
+    return outcome_of(stream_turn(conversation=conversation, text=text, stop=None))
 
 
-def retry_turn(*, conversation: Conversation) -> TurnResult:
-    """Answer the conversation's last message again, if it is a user message still waiting."""
-    last = conversation.messages.order_by("-sequence").first()
-    if last is None or last.role != Message.Role.USER:
-        raise TurnError(
-            code="nothing_to_retry",
-            message="There is no unanswered message to retry in this conversation.",
-            status=409,
-        )
-    return answer_user_message(conversation=conversation, user_message=last)
+def retry_turn(*, conversation: Conversation, user_message: Message | None = None) -> TurnResult:
+    """Answer ``user_message`` (by default the conversation's newest unanswered user message),
+    continuing from the tool rounds an earlier attempt kept."""
+    return outcome_of(stream_turn(conversation=conversation, user_message=user_message, stop=None))
 
 
-def execute_tool(turn: TurnContext, call: ToolCall) -> ToolUse:
-    """Run ``call`` through the extension that owns it; every failure becomes an error result."""
-    for extension in registered_extensions():
-        try:
-            handled, output = extension.execute_tool(turn=turn, call=call)
-        except Exception:
-            logger.exception("Tool %s failed in extension %s", call.name, extension.name)
-            handled = True
-            output = {"error": "tool_failed", "message": f"The {call.name} tool failed; carry on."}
-        if handled:
-            break
-    else:
-        output = {"error": "unknown_tool", "message": f"No tool named {call.name!r} is available."}
-    # Settle input and output as the database will give them back, so later turns replay the same
-    # bytes this turn's next round sends.
-    return ToolUse(
-        id=call.id,
-        name=call.name,
-        input=json_roundtrip(call.input),
-        output=json_roundtrip(output),
-        meta=call.meta,
+def stream_turn(
+    *,
+    conversation: Conversation,
+    text: str | None = None,
+    user_message: Message | None = None,
+    stop: StopSignal | None = None,
+) -> Iterator[TurnEvent]:
+    """One turn as events: save ``text`` and answer it, or answer the saved ``user_message``, or
+    (neither given) the newest unanswered user message. See :mod:`webui.turn_events` for the
+    order; the last event is :class:`TurnDone` or :class:`TurnFailed`.
+
+    A consumer that stops reading (closes the generator) does not stop the turn: it runs to its
+    end and saves, before ``close()`` returns. Only ``stop`` (or :func:`webui.turn_lock.request_stop`)
+    stops it, and a stopped turn is saved too.
+    """
+    events = locked_turn_events(
+        conversation=conversation, text=text, user_message=user_message, stop=stop or StopSignal()
     )
+    for event in events:
+        try:
+            yield event
+        except GeneratorExit:
+            for _ in events:
+                pass
+            raise
 
 
-def unique_calls(calls: tuple[ToolCall, ...], used: set[str]) -> list[ToolCall]:
-    """The calls with ids unique in the turn: a provider that repeats an id would otherwise make
-    one tool use stand for two when the turn is replayed."""
-    unique = []
-    for call in calls:
-        call_id = call.id
-        suffix = 1
-        while call_id in used:
-            suffix += 1
-            call_id = f"{call.id}_{suffix}"
-        used.add(call_id)
-        unique.append(replace(call, id=call_id) if call_id != call.id else call)
-    return unique
-
-
-def run_vessel(
-    *, adapter: VesselAdapter, prompt: Prompt, tools: list[ToolDefinition], turn: TurnContext
-) -> tuple[str, list[ToolRound], dict[str, int]]:
-    """Call the vessel until it answers without tool calls, or the round limit is reached."""
-    max_rounds = webui_settings.MAX_TOOL_ROUNDS
-    rounds: list[ToolRound] = []
-    used_ids: set[str] = set()
-    usage = normalised_usage()
-    while True:
-        reply = adapter.complete(prompt=prompt, tools=tools)
-        for key, value in reply.usage.items():
-            usage[key] += value
-        if not reply.tool_calls:
-            return reply.text, rounds, usage
-        if len(rounds) >= max_rounds:
-            note = f"(I stopped after {max_rounds} rounds of tool calls without a final answer.)"
-            return "\n\n".join(part for part in (reply.text, note) if part), rounds, usage
-        calls = unique_calls(reply.tool_calls, used_ids)
-        tool_round = ToolRound(
-            text=reply.text, tool_uses=tuple(execute_tool(turn, call) for call in calls)
+def locked_turn_events(
+    *, conversation: Conversation, text: str | None, user_message: Message | None, stop: StopSignal
+) -> Iterator[TurnEvent]:
+    """The turn inside the conversation's lock; the lock is free again before the last event."""
+    try:
+        lock = claim_turn(conversation)
+    except TurnBusy as busy:
+        yield TurnFailed(
+            TurnError(
+                code="turn_in_progress",
+                message="A reply is still being written in this conversation: wait for it (or "
+                "stop it), then send again.",
+                status=409,
+                details={"turn_id": busy.turn_id},
+            )
         )
-        rounds.append(tool_round)
-        prompt = prompt.with_round(tool_round)
+        return
+    try:
+        outcome = yield from answered_events(
+            conversation=conversation, text=text, user_message=user_message, lock=lock, stop=stop
+        )
+    finally:
+        release_turn(lock)
+    yield outcome
 
 
-def answer_user_message(*, conversation: Conversation, user_message: Message) -> TurnResult:
-    """Answer a saved user message: settle the pins, assemble, call the vessel, run tools, save
-    the reply."""
+def message_to_answer(
+    *, conversation: Conversation, text: str | None, user_message: Message | None
+) -> Message:
+    """The saved user message this turn answers (``text`` saved now); a :class:`TurnError` when
+    it cannot be answered. Called inside the lock, so "unanswered" stays true for the turn."""
+    if text is not None:
+        return save_user_message(conversation=conversation, text=text)
+    if user_message is None:
+        waiting = conversation.messages.filter(role=Message.Role.USER, answer__isnull=True)
+        user_message = waiting.order_by("-sequence").first()
+        if user_message is None:
+            raise TurnError(
+                code="nothing_to_retry",
+                message="There is no unanswered message to retry in this conversation.",
+                status=409,
+            )
+        return user_message
+    if Message.objects.filter(answers=user_message).exists():
+        raise TurnError(
+            code="already_answered",
+            message="That message has its answer already; there is nothing to retry.",
+            status=409,
+            details={"message": str(user_message.pk)},
+        )
+    return user_message
+
+
+def answered_events(
+    *,
+    conversation: Conversation,
+    text: str | None,
+    user_message: Message | None,
+    lock: TurnLock,
+    stop: StopSignal,
+) -> Generator[TurnEvent, None, TurnDone | TurnFailed]:
+    """Start, answer and save the turn; returns its last event for the caller to yield."""
+    try:
+        message = message_to_answer(conversation=conversation, text=text, user_message=user_message)
+    except TurnError as error:
+        return TurnFailed(error)
+    yield TurnStarted(turn_id=lock.turn_id, user_message=message)
     turn = TurnContext(
         conversation=conversation,
-        user_message=user_message,
+        user_message=message,
         first_turn=conversation.offered_tools is None,
     )
     try:
-        adapter = adapter_for(conversation.vessel)
-        settle_pins(turn)
-        tools = [ToolDefinition.from_dict(tool) for tool in conversation.offered_tools]
-        prompt = assemble_prompt(turn)
-        text, rounds, usage = run_vessel(adapter=adapter, prompt=prompt, tools=tools, turn=turn)
-    except VaultError as exc:
-        raise TurnError(
-            code="vault_unavailable",
-            message=f"{conversation.soul.name}'s vault cannot be read: {exc} Ask an admin to fix it.",
-            status=503,
-            user_message=user_message,
-        ) from exc
-    except VesselError as exc:
-        logger.warning("Vessel %s failed (%s): %s", conversation.vessel.slug, exc.code, exc.message)
-        raise TurnError(
-            code=exc.code,
-            message=f"{conversation.vessel.name} could not answer: {exc.message}",
-            status=502,
-            details={"vessel": conversation.vessel.slug, **exc.details},
-            user_message=user_message,
-        ) from exc
-    tool_uses = [use.as_dict() for tool_round in rounds for use in tool_round.tool_uses]
-    recorded_rounds = [
-        {"text": without_nul(r.text), "tool_use_ids": [use.id for use in r.tool_uses]}
-        for r in rounds
-    ]
-    assistant_message = append_message(
-        conversation=conversation,
-        role=Message.Role.ASSISTANT,
-        content=without_nul(text),
-        tool_uses=tool_uses,
-        rounds=recorded_rounds,
-        usage=usage,
-        vessel=conversation.vessel,
-    )
+        answer = yield from answer_events(turn=turn, lock=lock, stop=stop)
+    except TurnError as error:
+        return TurnFailed(error)
+    try:
+        assistant_message = save_answer(turn=turn, answer=answer)
+    except IntegrityError:
+        return TurnFailed(
+            TurnError(
+                code="already_answered",
+                message="Another reply to this message was saved first; this one was dropped.",
+                status=409,
+                details={"message": str(message.pk)},
+                user_message=message,
+            )
+        )
     for extension in registered_extensions():
         try:
             extension.turn_saved(turn=turn, assistant_message=assistant_message)
         except Exception:
             logger.exception("Extension %s failed after the turn was saved", extension.name)
-    return TurnResult(user_message=user_message, assistant_message=assistant_message)
+    return TurnDone(TurnResult(user_message=message, assistant_message=assistant_message))
+
+
+def answer_events(
+    *, turn: TurnContext, lock: TurnLock, stop: StopSignal
+) -> Generator[TurnEvent, None, Answer]:
+    """Settle the pins, assemble, and stream the vessel's rounds; vault and vessel failures
+    become a :class:`TurnError` that keeps the user message."""
+    conversation = turn.conversation
+    try:
+        adapter = adapter_for(conversation.vessel)
+        settle_pins(turn)
+        tools = [ToolDefinition.from_dict(tool) for tool in conversation.offered_tools]
+        prompt = assemble_prompt(turn)
+        return (
+            yield from vessel_rounds(
+                adapter=adapter, prompt=prompt, tools=tools, turn=turn, lock=lock, stop=stop
+            )
+        )
+    except VaultError as exc:
+        error = TurnError(
+            code="vault_unavailable",
+            message=f"{conversation.soul.name}'s vault cannot be read: {exc} Ask an admin to fix it.",
+            status=503,
+            user_message=turn.user_message,
+        )
+        raise error from exc
+    except VesselError as exc:
+        logger.warning("Vessel %s failed (%s): %s", conversation.vessel.slug, exc.code, exc.message)
+        error = TurnError(
+            code=exc.code,
+            message=f"{conversation.vessel.name} could not answer: {exc.message}",
+            status=502,
+            details={"vessel": conversation.vessel.slug, **exc.details},
+            user_message=turn.user_message,
+        )
+        raise error from exc
+
+
+def save_answer(*, turn: TurnContext, answer: Answer) -> Message:
+    """Save the reply as the answer to the turn's user message, and drop its kept rounds, in one
+    transaction. Raises ``IntegrityError`` if the message has an answer already."""
+    tool_uses, rounds = recorded_rounds(answer.rounds)
+    with transaction.atomic():
+        assistant_message = append_message(
+            conversation=turn.conversation,
+            role=Message.Role.ASSISTANT,
+            content=without_nul(answer.text),
+            tool_uses=tool_uses,
+            rounds=rounds,
+            usage=answer.usage,
+            vessel=turn.conversation.vessel,
+            answers=turn.user_message,
+            stopped=answer.stopped,
+        )
+        consume_saved_rounds(turn.user_message)
+    return assistant_message
+
+
+def vessel_rounds(
+    *,
+    adapter: VesselAdapter,
+    prompt: Prompt,
+    tools: list[ToolDefinition],
+    turn: TurnContext,
+    lock: TurnLock,
+    stop: StopSignal,
+) -> Generator[TurnEvent, None, Answer]:
+    """Call the vessel until it answers without tool calls, the round limit is reached, or the
+    turn is stopped. Rounds an earlier attempt kept are replayed, not run again; each new round
+    is kept as soon as its tools have run."""
+    max_rounds = webui_settings.MAX_TOOL_ROUNDS
+    rounds: list[ToolRound] = []
+    usage = normalised_usage()
+    for tool_round, round_usage in saved_tool_rounds(turn.user_message):
+        rounds.append(tool_round)
+        prompt = prompt.with_round(tool_round)
+        for key in usage:
+            usage[key] += int(round_usage.get(key, 0))
+    used_ids = {use.id for tool_round in rounds for use in tool_round.tool_uses}
+    while True:
+        if stop.is_set() or lock.poll(now=True):
+            return Answer(text="", rounds=rounds, usage=usage, stopped=True)
+        reply, partial = yield from streamed_reply(
+            adapter=adapter, prompt=prompt, tools=tools, lock=lock, stop=stop
+        )
+        if reply is None:
+            return Answer(text=partial, rounds=rounds, usage=usage, stopped=True)
+        for key, value in reply.usage.items():
+            usage[key] += value
+        if not reply.tool_calls:
+            return Answer(text=reply.text, rounds=rounds, usage=usage)
+        if len(rounds) >= max_rounds:
+            note = f"(I stopped after {max_rounds} rounds of tool calls without a final answer.)"
+            text = "\n\n".join(part for part in (reply.text, note) if part)
+            return Answer(text=text, rounds=rounds, usage=usage)
+        tool_round = yield from run_tool_round(turn=turn, reply=reply, used_ids=used_ids)
+        save_tool_round(
+            user_message=turn.user_message,
+            index=len(rounds),
+            tool_round=tool_round,
+            usage=reply.usage,
+        )
+        rounds.append(tool_round)
+        prompt = prompt.with_round(tool_round)
+
+
+def streamed_reply(
+    *,
+    adapter: VesselAdapter,
+    prompt: Prompt,
+    tools: list[ToolDefinition],
+    lock: TurnLock,
+    stop: StopSignal,
+) -> Generator[TurnEvent, None, tuple[VesselReply | None, str]]:
+    """One vessel call, streamed: ``(reply, text)`` when it completed, ``(None, text so far)``
+    when the turn was stopped (the stream is closed then, ending the provider's response)."""
+    stream = adapter.stream(prompt=prompt, tools=tools)
+    pieces: list[str] = []
+    try:
+        for event in stream:
+            if isinstance(event, ReplyDone):
+                return event.reply, event.reply.text
+            if isinstance(event, TextDelta):
+                pieces.append(event.text)
+                yield Delta(event.text)
+            if stop.is_set() or lock.poll():
+                stop.set()
+                return None, replace_lone_surrogates("".join(pieces))
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+    raise VesselError(
+        f"{adapter.provider_name} ended its answer without finishing it.", code="bad_response"
+    )

@@ -58,3 +58,22 @@ def _isolated_extensions() -> Iterator[None]:
 @pytest.fixture
 def recording_tool(extension: Callable[[TurnExtension], TurnExtension]) -> RecordingTool:
     return extension(RecordingTool())
+
+
+@pytest.fixture
+def saved_replies() -> Iterator[list[Any]]:
+    """Every assistant row created while the test runs, as the turn event's ``post_save`` sees
+    it (from any thread: a live server's too)."""
+    from django.db.models.signals import post_save
+
+    from webui.models import Message
+
+    saved: list[Any] = []
+
+    def record(sender: type, instance: Any, created: bool, **kwargs: Any) -> None:
+        if created and instance.role == Message.Role.ASSISTANT:
+            saved.append(instance)
+
+    post_save.connect(record, sender=Message, dispatch_uid="tests.saved_replies")
+    yield saved
+    post_save.disconnect(sender=Message, dispatch_uid="tests.saved_replies")

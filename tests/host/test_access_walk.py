@@ -121,7 +121,19 @@ HOST_ROUTES: dict[str, Route] = {
     "api-messages": Route(API, own("/api/conversations/{id}/messages/")),
     # Nothing to retry in a fresh conversation: past the login, the API says so (409).
     "api-retry": Route(
-        Access(FORBIDDEN, 409, 409, 409, 409), own("/api/conversations/{id}/retry/"), "post"
+        Access(FORBIDDEN, 409, 409, 409, 409),
+        own("/api/conversations/{id}/retry/"),
+        "post",
+        lambda world: {},
+        json=True,
+    ),
+    # No turn is running in a fresh conversation: past the login, stopping one is a 409.
+    "api-stop": Route(
+        Access(FORBIDDEN, 409, 409, 409, 409),
+        own("/api/conversations/{id}/stop/"),
+        "post",
+        lambda world: {"turn_id": "6f1d2c1e-0000-4000-8000-000000000000"},
+        json=True,
     ),
     "api-schema": Route(API, at("/api/schema/")),
     "api-docs": Route(API, at("/api/docs/")),

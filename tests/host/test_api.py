@@ -220,3 +220,86 @@ def test_listing_conversations_shows_only_the_viewers_own(
     response = auth_client.get("/api/conversations/")
 
     assert [c["id"] for c in response.json()] == [str(mine.id)]
+
+
+def test_a_reply_says_which_message_it_answers_and_whether_it_was_stopped(
+    auth_client: APIClient, conversation: Conversation
+) -> None:
+    body = auth_client.post(
+        f"/api/conversations/{conversation.id}/messages/", {"text": "hello"}, format="json"
+    ).json()
+
+    assert body["assistant"]["answers"] == body["user"]["id"]
+    assert body["assistant"]["stopped"] is False
+    assert body["user"]["answers"] is None
+
+
+def test_retry_answers_the_message_it_names(
+    auth_client: APIClient, conversation: Conversation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"/api/conversations/{conversation.id}"
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", FailingAdapter)
+    failed = auth_client.post(f"{url}/messages/", {"text": "first"}, format="json").json()
+    waiting = failed["error"]["details"]["user_message"]["id"]
+    monkeypatch.undo()
+    auth_client.post(f"{url}/messages/", {"text": "second"}, format="json")
+
+    retried = auth_client.post(f"{url}/retry/", {"message": waiting}, format="json")
+
+    assert retried.status_code == 201
+    assert retried.json()["assistant"]["answers"] == waiting
+    again = auth_client.post(f"{url}/retry/", {"message": waiting}, format="json")
+    assert again.status_code == 409
+    assert again.json()["error"]["code"] == "already_answered"
+    assert Message.objects.filter(role="assistant").count() == 2
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"message": "not-an-id"}, "message: Must be a valid UUID."),
+        (
+            {"message": "6f1d2c1e-0000-4000-8000-000000000000"},
+            "message: No message of yours with the id 6f1d2c1e-0000-4000-8000-000000000000 is "
+            "in this conversation.",
+        ),
+    ],
+)
+def test_retry_naming_no_message_of_the_conversation_is_a_400(
+    auth_client: APIClient, conversation: Conversation, body: dict[str, Any], words: str
+) -> None:
+    Message.objects.create(conversation=conversation, role="user", content="waiting")
+
+    response = auth_client.post(f"/api/conversations/{conversation.id}/retry/", body, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == words
+    assert not Message.objects.filter(role="assistant").exists()
+
+
+def test_retry_cannot_name_a_reply(auth_client: APIClient, conversation: Conversation) -> None:
+    url = f"/api/conversations/{conversation.id}"
+    reply = auth_client.post(f"{url}/messages/", {"text": "hi"}, format="json").json()["assistant"]
+
+    response = auth_client.post(f"{url}/retry/", {"message": reply["id"]}, format="json")
+
+    assert response.status_code == 400
+    assert Message.objects.count() == 2
+
+
+def test_stopping_when_no_turn_runs_is_a_409_and_a_bad_id_a_400(
+    auth_client: APIClient, conversation: Conversation
+) -> None:
+    url = f"/api/conversations/{conversation.id}/stop/"
+    turn_id = "6f1d2c1e-0000-4000-8000-000000000000"
+
+    none_running = auth_client.post(url, {"turn_id": turn_id}, format="json")
+    bad = auth_client.post(url, {"turn_id": 7}, format="json")
+
+    assert none_running.status_code == 409
+    assert none_running.json()["error"]["code"] == "no_turn_running"
+    assert none_running.json()["error"]["details"] == {"turn_id": turn_id}
+    assert bad.status_code == 400
+    assert bad.json()["error"]["message"] == "turn_id: Must be a valid UUID."
+    conversation.refresh_from_db()
+    assert conversation.turn_stop_requested is False

@@ -80,7 +80,7 @@ def test_the_chat_api_survives_generated_requests(
 
     seen: dict[int, int] = {}
     operations = [result.ok() for result in chat_schema.get_all_operations()]
-    assert len(operations) == 5
+    assert len(operations) == 6
 
     for operation in operations:
         strategy = st.one_of(

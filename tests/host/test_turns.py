@@ -243,3 +243,31 @@ def test_an_extensions_turn_state_lasts_one_turn_and_is_its_own(
     run_turn(conversation=conversation, text="again")
 
     assert kept == [["settle", "slot"], ["settle", "slot"]]
+
+
+def test_every_reply_names_the_message_it_answers(conversation: Conversation) -> None:
+    first = run_turn(conversation=conversation, text="one")
+    second = run_turn(conversation=conversation, text="two")
+
+    assert first.assistant_message.answers == first.user_message
+    assert second.assistant_message.answers == second.user_message
+    assert second.user_message.answers is None
+
+
+def test_retry_can_answer_an_older_unanswered_message(
+    conversation: Conversation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", FailingAdapter)
+    with pytest.raises(TurnError) as caught:
+        run_turn(conversation=conversation, text="first")
+    monkeypatch.undo()
+    run_turn(conversation=conversation, text="second")
+
+    result = retry_turn(conversation=conversation, user_message=caught.value.user_message)
+
+    assert result.assistant_message.answers == caught.value.user_message
+    assert result.assistant_message.content == "(offline) I heard: “first”"
+    with pytest.raises(TurnError) as again:
+        retry_turn(conversation=conversation, user_message=caught.value.user_message)
+    assert (again.value.code, again.value.status) == ("already_answered", 409)
+    assert conversation.messages.filter(role="assistant").count() == 2

@@ -62,7 +62,17 @@ class MessageSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Message
-        fields = ["id", "role", "content", "tool_uses", "usage", "vessel", "created_at"]
+        fields = [
+            "id",
+            "role",
+            "content",
+            "tool_uses",
+            "usage",
+            "vessel",
+            "answers",
+            "stopped",
+            "created_at",
+        ]
         read_only_fields = fields
 
 
@@ -89,3 +99,24 @@ class SendMessageSerializer(serializers.Serializer):
                 f"A message may be at most {limit} characters; this one has {len(text)}."
             )
         return text
+
+
+class StrictUUIDField(serializers.UUIDField):
+    """An id written as text; DRF's own field would take the number 7 for a UUID."""
+
+    def to_internal_value(self, data: object) -> object:
+        if not isinstance(data, str):
+            self.fail("invalid", value=data)
+        return super().to_internal_value(data)
+
+
+class RetrySerializer(serializers.Serializer):
+    """Which message to answer again; without one, the newest unanswered message."""
+
+    message = StrictUUIDField(required=False)
+
+
+class StopSerializer(serializers.Serializer):
+    """The running turn to stop, by the id its ``TurnStarted`` (or a 409) named."""
+
+    turn_id = StrictUUIDField()

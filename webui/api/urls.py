@@ -14,4 +14,9 @@ urlpatterns = [
         views.RetryView.as_view(),
         name="api-retry",
     ),
+    path(
+        "conversations/<uuid:conversation_id>/stop/",
+        views.StopView.as_view(),
+        name="api-stop",
+    ),
 ]

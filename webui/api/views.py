@@ -8,9 +8,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webui.api.errors import error_response
-from webui.api.serializers import ConversationSerializer, MessageSerializer, SendMessageSerializer
-from webui.models import Conversation
+from webui.api.serializers import (
+    ConversationSerializer,
+    MessageSerializer,
+    RetrySerializer,
+    SendMessageSerializer,
+    StopSerializer,
+)
+from webui.models import Conversation, Message
 from webui.selectors import conversations_for
+from webui.turn_lock import request_stop
 from webui.turns import TurnError, TurnResult, retry_turn, run_turn
 
 TURN_REPLY = inline_serializer(
@@ -33,7 +40,9 @@ ERROR_WORDS = {
     400: "Not JSON, nested too deep, or a field is wrong: details name each field.",
     403: "Not logged in, or the CSRF token is missing.",
     404: "No such conversation for this member.",
-    409: "Nothing to retry: the last message is answered.",
+    409: "A turn is running (turn_in_progress, its id in details.turn_id; nothing was saved), "
+    "nothing to retry or the message is answered (nothing_to_retry, already_answered), or no "
+    "turn to stop (no_turn_running).",
     413: "The body is over DATA_UPLOAD_MAX_MEMORY_SIZE.",
     415: "The body is not application/json.",
     502: "The vessel failed; details.user_message holds the message, kept for a retry.",
@@ -96,7 +105,7 @@ class MessageListView(APIView):
 
     @extend_schema(
         request=SendMessageSerializer,
-        responses={201: TURN_REPLY, **errors(400, 403, 404, 413, 415, 502, 503)},
+        responses={201: TURN_REPLY, **errors(400, 403, 404, 409, 413, 415, 502, 503)},
     )
     def post(self, request: Request, conversation_id: str) -> Response:
         conversation = get_object_or_404(
@@ -112,22 +121,60 @@ class MessageListView(APIView):
         return turn_response(result)
 
 
+def user_message_named(conversation: Conversation, message_id: object) -> Message:
+    """The conversation's user message ``message_id``; a 400 naming the field otherwise."""
+    message = conversation.messages.filter(pk=message_id, role=Message.Role.USER).first()
+    if message is None:
+        raise serializers.ValidationError(
+            {"message": [f"No message of yours with the id {message_id} is in this conversation."]}
+        )
+    return message
+
+
 class RetryView(APIView):
-    """``POST``: answer the conversation's last unanswered message again."""
+    """``POST``: answer an unanswered message again: ``message`` names it, or the newest one."""
 
-    serializer_class = serializers.Serializer
+    serializer_class = RetrySerializer
 
-    @extend_schema(request=None, responses={201: TURN_REPLY, **errors(403, 404, 409, 502, 503)})
+    @extend_schema(
+        request=RetrySerializer,
+        responses={201: TURN_REPLY, **errors(400, 403, 404, 409, 502, 503)},
+    )
     def post(self, request: Request, conversation_id: str) -> Response:
-        return self.retry(request, conversation_id)
-
-    def retry(self, request: Request, conversation_id: str) -> Response:
         conversation = get_object_or_404(
             conversations_for(request.user).select_related("soul", "vessel", "viewer"),
             pk=conversation_id,
         )
+        serializer = RetrySerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        message_id = serializer.validated_data.get("message")
+        message = None if message_id is None else user_message_named(conversation, message_id)
         try:
-            result = retry_turn(conversation=conversation)
+            result = retry_turn(conversation=conversation, user_message=message)
         except TurnError as error:
             return turn_error_response(error)
         return turn_response(result)
+
+
+class StopView(APIView):
+    """``POST``: ask the conversation's running turn to stop; it saves what it has, marked stopped."""
+
+    serializer_class = StopSerializer
+
+    @extend_schema(
+        request=StopSerializer,
+        responses={202: StopSerializer, **errors(400, 403, 404, 409, 413, 415)},
+    )
+    def post(self, request: Request, conversation_id: str) -> Response:
+        conversation = get_object_or_404(conversations_for(request.user), pk=conversation_id)
+        serializer = StopSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        turn_id = str(serializer.validated_data["turn_id"])
+        if not request_stop(conversation=conversation, turn_id=turn_id):
+            return error_response(
+                code="no_turn_running",
+                message="No turn with that id is running in this conversation: it has ended.",
+                status_code=status.HTTP_409_CONFLICT,
+                details={"turn_id": turn_id},
+            )
+        return Response({"turn_id": turn_id}, status=status.HTTP_202_ACCEPTED)

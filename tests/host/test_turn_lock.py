@@ -1,0 +1,272 @@
+"""One turn at a time per conversation, one answer per message: concurrent sends and retries over
+real HTTP, a lock a killed process left behind, the database's own refusal of a second answer,
+and stopping a running turn from another request."""
+
+import importlib
+import threading
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+import requests
+from django.apps import apps
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from tests.conftest import PASSWORD
+from webui import turn_lock
+from webui.models import Conversation, Message
+from webui.turns import TurnError, run_turn
+from webui.vessels import registry
+
+from .fakes import FailingAdapter, GatedAdapter, ScriptedStreamAdapter
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+WAIT = 30  # seconds a thread may take before the test gives up on it (a hang, not a timing check)
+
+
+def logged_in(base_url: str, username: str) -> requests.Session:
+    """A session logged in through the login form, sending the CSRF token as the chat page does."""
+    session = requests.Session()
+    session.get(f"{base_url}/accounts/login/", timeout=WAIT)
+    session.post(
+        f"{base_url}/accounts/login/",
+        data={
+            "username": username,
+            "password": PASSWORD,
+            "csrfmiddlewaretoken": session.cookies["csrftoken"],
+        },
+        timeout=WAIT,
+    )
+    session.headers["X-CSRFToken"] = session.cookies["csrftoken"]
+    return session
+
+
+def post_all(
+    base_url: str,
+    username: str,
+    calls: list[tuple[str, dict[str, Any]]],
+    *,
+    open_gate_after: int | None = None,
+) -> list[requests.Response]:
+    """Send ``calls`` (path, JSON body) at once, one thread and session each; their answers.
+    With ``open_gate_after``, :class:`GatedAdapter`'s gate opens once that many have answered."""
+    sessions = [logged_in(base_url, username) for _ in calls]
+    ready = threading.Barrier(len(calls), timeout=WAIT)
+    answers: list[Any] = [None] * len(calls)
+    counted = threading.Lock()
+
+    def send(index: int) -> None:
+        path, body = calls[index]
+        ready.wait()
+        answers[index] = sessions[index].post(f"{base_url}{path}", json=body, timeout=WAIT)
+        with counted:
+            if sum(a is not None for a in answers) == open_gate_after:
+                GatedAdapter.gate.set()
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT)
+    return answers
+
+
+class Background:
+    """One request sent from a thread, its answer kept for later."""
+
+    def __init__(self, session: requests.Session, url: str, body: dict[str, Any]) -> None:
+        self.response: requests.Response | None = None
+        self.thread = threading.Thread(target=self.send, args=(session, url, body))
+        self.thread.start()
+
+    def send(self, session: requests.Session, url: str, body: dict[str, Any]) -> None:
+        self.response = session.post(url, json=body, timeout=WAIT)
+
+    def result(self) -> requests.Response:
+        self.thread.join(WAIT)
+        assert self.response is not None, "the request never answered"
+        return self.response
+
+
+@pytest.fixture
+def gated(monkeypatch: pytest.MonkeyPatch) -> type[GatedAdapter]:
+    GatedAdapter.reset()
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", GatedAdapter)
+    return GatedAdapter
+
+
+def test_messages_and_retries_sent_while_a_turn_runs_are_409s_that_save_nothing(
+    live_server: Any, conversation: Conversation, user: Any, gated: Any, saved_replies: list[Any]
+) -> None:
+    base = f"/api/conversations/{conversation.id}"
+    first = Background(
+        logged_in(live_server.url, user.username),
+        f"{live_server.url}{base}/messages/",
+        {"text": "a"},
+    )
+    assert gated.entered.wait(WAIT)
+    running = str(Conversation.objects.get(pk=conversation.pk).running_turn_id)
+
+    answers = post_all(
+        live_server.url,
+        user.username,
+        [(f"{base}/messages/", {"text": f"second {i}"}) for i in range(4)]
+        + [(f"{base}/retry/", {})],
+    )
+
+    for answer in answers:
+        assert answer.status_code == 409
+        error = answer.json()["error"]
+        assert error["code"] == "turn_in_progress"
+        assert error["details"] == {"turn_id": running}
+        assert "still being written" in error["message"]
+    assert list(conversation.messages.values_list("content", flat=True)) == ["a"]
+    gated.gate.set()
+    assert first.result().status_code == 201
+    assert [m.answers.content for m in saved_replies] == ["a"]
+    assert Conversation.objects.get(pk=conversation.pk).running_turn_id is None
+
+
+def test_five_concurrent_retries_of_one_message_save_one_answer(
+    live_server: Any, conversation: Conversation, user: Any, gated: Any, saved_replies: list[Any]
+) -> None:
+    waiting = Message.objects.create(conversation=conversation, role="user", content="hello?")
+
+    # The turn that got the lock waits in the vessel until the four others have their answers.
+    answers = post_all(
+        live_server.url,
+        user.username,
+        [(f"/api/conversations/{conversation.id}/retry/", {}) for _ in range(5)],
+        open_gate_after=4,
+    )
+
+    statuses = sorted(answer.status_code for answer in answers)
+    assert statuses == [201, 409, 409, 409, 409]
+    codes = {a.json()["error"]["code"] for a in answers if a.status_code == 409}
+    assert codes == {"turn_in_progress"}
+    assert [reply.answers_id for reply in saved_replies] == [waiting.pk]
+    assert conversation.messages.filter(role="assistant").count() == 1
+
+
+def test_the_database_refuses_a_second_answer_to_one_message(conversation: Conversation) -> None:
+    question = Message.objects.create(conversation=conversation, role="user", content="tea?")
+    Message.objects.create(conversation=conversation, role="assistant", answers=question)
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Message.objects.create(conversation=conversation, role="assistant", answers=question)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Message.objects.create(conversation=conversation, role="user", answers=question)
+    assert conversation.messages.count() == 2
+
+
+def test_a_lock_left_by_a_killed_process_is_claimed_once_its_lease_ran_out(
+    conversation: Conversation,
+) -> None:
+    Conversation.objects.filter(pk=conversation.pk).update(
+        running_turn_id=uuid.uuid4(), turn_lease_until=timezone.now() - timedelta(seconds=1)
+    )
+
+    result = run_turn(conversation=conversation, text="anyone there?")
+
+    assert result.assistant_message.answers == result.user_message
+    left = Conversation.objects.get(pk=conversation.pk)
+    assert (left.running_turn_id, left.turn_lease_until) == (None, None)
+
+
+def test_a_lock_whose_lease_holds_refuses_the_turn_and_nothing_is_saved(
+    conversation: Conversation,
+) -> None:
+    running = uuid.uuid4()
+    Conversation.objects.filter(pk=conversation.pk).update(
+        running_turn_id=running, turn_lease_until=timezone.now() + timedelta(minutes=1)
+    )
+
+    with pytest.raises(TurnError) as caught:
+        run_turn(conversation=conversation, text="anyone there?")
+
+    assert (caught.value.code, caught.value.status) == ("turn_in_progress", 409)
+    assert caught.value.details == {"turn_id": str(running)}
+    assert caught.value.user_message is None
+    assert not conversation.messages.exists()
+    conversation.refresh_from_db()
+    assert conversation.title == ""
+
+
+def test_a_failed_turn_releases_the_lock(
+    conversation: Conversation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", FailingAdapter)
+    with pytest.raises(TurnError):
+        run_turn(conversation=conversation, text="are you there?")
+    monkeypatch.undo()
+
+    assert Conversation.objects.get(pk=conversation.pk).running_turn_id is None
+    assert run_turn(conversation=conversation, text="and now?").assistant_message.content
+
+
+def test_the_stop_route_stops_the_running_turn_which_saves_its_partial_text(
+    live_server: Any,
+    conversation: Conversation,
+    user: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    saved_replies: list[Any],
+) -> None:
+    entered, gate = threading.Event(), threading.Event()
+
+    def hold_after_the_first_piece(index: int) -> None:
+        if index == 1:
+            entered.set()
+            assert gate.wait(WAIT)
+
+    monkeypatch.setattr(turn_lock, "POLL_SECONDS", 0.0)
+    monkeypatch.setattr(ScriptedStreamAdapter, "between", staticmethod(hold_after_the_first_piece))
+    monkeypatch.setattr(ScriptedStreamAdapter, "closed_early", False)
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", ScriptedStreamAdapter)
+    session = logged_in(live_server.url, user.username)
+    base = f"{live_server.url}/api/conversations/{conversation.id}"
+    turn = Background(session, f"{base}/messages/", {"text": "tell me a story"})
+    assert entered.wait(WAIT)
+    running = str(Conversation.objects.get(pk=conversation.pk).running_turn_id)
+
+    stopping = session.post(f"{base}/stop/", json={"turn_id": running}, timeout=WAIT)
+    gate.set()
+    answer = turn.result()
+
+    assert (stopping.status_code, stopping.json()) == (202, {"turn_id": running})
+    assert answer.status_code == 201
+    reply = answer.json()["assistant"]
+    assert (reply["content"], reply["stopped"]) == ("Once upon ", True)
+    assert ScriptedStreamAdapter.closed_early
+    assert [m.stopped for m in saved_replies] == [True]
+    again = session.post(f"{base}/stop/", json={"turn_id": running}, timeout=WAIT)
+    assert again.status_code == 409
+    assert again.json()["error"]["code"] == "no_turn_running"
+
+
+def test_existing_replies_are_linked_to_the_message_each_answers(
+    make_conversation: Any,
+) -> None:
+    migration = importlib.import_module("webui.migrations.0008_turn_lock_answers_and_saved_rounds")
+    first, second = make_conversation(), make_conversation()
+
+    def row(conversation: Conversation, role: str) -> Message:
+        return Message.objects.create(conversation=conversation, role=role, content=role)
+
+    orphan = row(second, "assistant")  # an admin's row with no question before it
+    question = row(first, "user")
+    reply, duplicate = row(first, "assistant"), row(first, "assistant")
+    later = row(first, "user")
+    later_reply = row(first, "assistant")
+    unanswered = row(second, "user")
+
+    migration.name_the_answered_messages(apps, None)
+
+    linked = dict(Message.objects.values_list("pk", "answers_id"))
+    assert linked[reply.pk] == question.pk
+    assert linked[later_reply.pk] == later.pk
+    assert linked[duplicate.pk] is None  # a second answer from before the lock stays unlinked
+    assert linked[orphan.pk] is None
+    assert not Message.objects.filter(answers=unanswered).exists()
