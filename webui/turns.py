@@ -43,7 +43,7 @@ from webui.vault import VaultError
 from webui.vessels.base import VesselAdapter, VesselReply, normalised_usage
 from webui.vessels.errors import VesselError
 from webui.vessels.registry import adapter_for
-from webui.vessels.streaming import ReplyDone, TextDelta
+from webui.vessels.streaming import ReplyDone, StreamEvent, TextDelta
 
 __all__ = ["StopSignal", "TurnError", "TurnResult", "retry_turn", "run_turn", "stream_turn"]
 
@@ -110,17 +110,24 @@ def stream_turn(
     text: str | None = None,
     user_message: Message | None = None,
     stop: StopSignal | None = None,
+    streamed: bool = False,
 ) -> Iterator[TurnEvent]:
     """One turn as events: save ``text`` and answer it, or answer the saved ``user_message``, or
     (neither given) the newest unanswered user message. See :mod:`webui.turn_events` for the
-    order; the last event is :class:`TurnDone` or :class:`TurnFailed`.
+    order; the last event is :class:`TurnDone` or :class:`TurnFailed`. With ``streamed`` the
+    vessel is called in its streaming form and the text arrives in pieces; without, it is called
+    as before and its text arrives as one piece. Both save exactly the same rows.
 
     A consumer that stops reading (closes the generator) does not stop the turn: it runs to its
     end and saves, before ``close()`` returns. Only ``stop`` (or :func:`webui.turn_lock.request_stop`)
     stops it, and a stopped turn is saved too.
     """
     events = locked_turn_events(
-        conversation=conversation, text=text, user_message=user_message, stop=stop or StopSignal()
+        conversation=conversation,
+        text=text,
+        user_message=user_message,
+        stop=stop or StopSignal(),
+        streamed=streamed,
     )
     for event in events:
         try:
@@ -132,7 +139,12 @@ def stream_turn(
 
 
 def locked_turn_events(
-    *, conversation: Conversation, text: str | None, user_message: Message | None, stop: StopSignal
+    *,
+    conversation: Conversation,
+    text: str | None,
+    user_message: Message | None,
+    stop: StopSignal,
+    streamed: bool,
 ) -> Iterator[TurnEvent]:
     """The turn inside the conversation's lock; the lock is free again before the last event."""
     try:
@@ -150,7 +162,12 @@ def locked_turn_events(
         return
     try:
         outcome = yield from answered_events(
-            conversation=conversation, text=text, user_message=user_message, lock=lock, stop=stop
+            conversation=conversation,
+            text=text,
+            user_message=user_message,
+            lock=lock,
+            stop=stop,
+            streamed=streamed,
         )
     finally:
         release_turn(lock)
@@ -191,6 +208,7 @@ def answered_events(
     user_message: Message | None,
     lock: TurnLock,
     stop: StopSignal,
+    streamed: bool,
 ) -> Generator[TurnEvent, None, TurnDone | TurnFailed]:
     """Start, answer and save the turn; returns its last event for the caller to yield."""
     try:
@@ -204,7 +222,7 @@ def answered_events(
         first_turn=conversation.offered_tools is None,
     )
     try:
-        answer = yield from answer_events(turn=turn, lock=lock, stop=stop)
+        answer = yield from answer_events(turn=turn, lock=lock, stop=stop, streamed=streamed)
     except TurnError as error:
         return TurnFailed(error)
     try:
@@ -228,7 +246,7 @@ def answered_events(
 
 
 def answer_events(
-    *, turn: TurnContext, lock: TurnLock, stop: StopSignal
+    *, turn: TurnContext, lock: TurnLock, stop: StopSignal, streamed: bool
 ) -> Generator[TurnEvent, None, Answer]:
     """Settle the pins, assemble, and stream the vessel's rounds; vault and vessel failures
     become a :class:`TurnError` that keeps the user message."""
@@ -240,7 +258,13 @@ def answer_events(
         prompt = assemble_prompt(turn)
         return (
             yield from vessel_rounds(
-                adapter=adapter, prompt=prompt, tools=tools, turn=turn, lock=lock, stop=stop
+                adapter=adapter,
+                prompt=prompt,
+                tools=tools,
+                turn=turn,
+                lock=lock,
+                stop=stop,
+                streamed=streamed,
             )
         )
     except VaultError as exc:
@@ -291,6 +315,7 @@ def vessel_rounds(
     turn: TurnContext,
     lock: TurnLock,
     stop: StopSignal,
+    streamed: bool,
 ) -> Generator[TurnEvent, None, Answer]:
     """Call the vessel until it answers without tool calls, the round limit is reached, or the
     turn is stopped. Rounds an earlier attempt kept are replayed, not run again; each new round
@@ -308,7 +333,7 @@ def vessel_rounds(
         if stop.is_set() or lock.poll(now=True):
             return Answer(text="", rounds=rounds, usage=usage, stopped=True)
         reply, partial = yield from streamed_reply(
-            adapter=adapter, prompt=prompt, tools=tools, lock=lock, stop=stop
+            adapter=adapter, prompt=prompt, tools=tools, lock=lock, stop=stop, streamed=streamed
         )
         if reply is None:
             return Answer(text=partial, rounds=rounds, usage=usage, stopped=True)
@@ -338,10 +363,14 @@ def streamed_reply(
     tools: list[ToolDefinition],
     lock: TurnLock,
     stop: StopSignal,
+    streamed: bool,
 ) -> Generator[TurnEvent, None, tuple[VesselReply | None, str]]:
-    """One vessel call, streamed: ``(reply, text)`` when it completed, ``(None, text so far)``
-    when the turn was stopped (the stream is closed then, ending the provider's response)."""
-    stream = adapter.stream(prompt=prompt, tools=tools)
+    """One vessel call, streamed or whole: ``(reply, text)`` when it completed, ``(None, text so
+    far)`` when the turn was stopped (the stream is closed then, ending the provider's response)."""
+    if streamed:
+        stream = adapter.stream(prompt=prompt, tools=tools)
+    else:
+        stream = whole_reply(adapter=adapter, prompt=prompt, tools=tools)
     pieces: list[str] = []
     try:
         for event in stream:
@@ -360,3 +389,14 @@ def streamed_reply(
     raise VesselError(
         f"{adapter.provider_name} ended its answer without finishing it.", code="bad_response"
     )
+
+
+def whole_reply(
+    *, adapter: VesselAdapter, prompt: Prompt, tools: list[ToolDefinition]
+) -> Iterator[StreamEvent]:
+    """The vessel called as before streaming existed (the JSON route's way), its reply as the
+    events a stream ends with: the whole text as one piece, then the reply."""
+    reply = adapter.complete(prompt=prompt, tools=tools)
+    if reply.text:
+        yield TextDelta(reply.text)
+    yield ReplyDone(reply)

@@ -17,7 +17,7 @@ from webui.turn_events import (
     TurnStarted,
 )
 from webui.turn_lock import request_stop
-from webui.turns import run_turn, stream_turn
+from webui.turns import outcome_of, stream_turn
 from webui.vessels import registry
 
 from .fakes import PiecewiseAdapter, ScriptedStreamAdapter
@@ -128,7 +128,9 @@ def test_a_stopped_turn_saves_its_partial_text_marked_stopped_and_fires_once(
 ) -> None:
     monkeypatch.setattr(scripted, "between", stop_on_piece(conversation, 2))
 
-    result = run_turn(conversation=conversation, text="tell me a story")
+    result = outcome_of(
+        stream_turn(conversation=conversation, text="tell me a story", streamed=True)
+    )
 
     reply = result.assistant_message
     assert (reply.content, reply.stopped) == ("Once upon a time ", True)
@@ -143,7 +145,7 @@ def test_a_stop_signal_set_by_the_consumer_keeps_the_text_so_far(
 ) -> None:
     stop = StopSignal()
     events = []
-    for event in stream_turn(conversation=conversation, text="a story", stop=stop):
+    for event in stream_turn(conversation=conversation, text="a story", stop=stop, streamed=True):
         events.append(event)
         if isinstance(event, Delta):
             stop.set()
@@ -157,7 +159,9 @@ def test_a_turn_stopped_after_a_tool_round_keeps_its_tool_uses(
     conversation: Conversation, recording_tool: Any
 ) -> None:
     stop = StopSignal()
-    for event in stream_turn(conversation=conversation, text="remember I like tea", stop=stop):
+    for event in stream_turn(
+        conversation=conversation, text="remember I like tea", stop=stop, streamed=True
+    ):
         if isinstance(event, ToolFinished):
             stop.set()
 

@@ -226,7 +226,9 @@ class TestAdapterContract:
             "additionalProperties": False,
         }
         if provider.rsps is not None:
-            provider.rsps.replace(responses.POST, kit.url, json=kit.text_body('{"choice": "tea"}'))
+            provider.rsps.replace(
+                responses.POST, kit.served_url, json=kit.text_body('{"choice": "tea"}')
+            )
         prompt = Prompt(
             conversation_id="brain-1",
             system_sections=("Decide.",),

@@ -216,9 +216,17 @@ class Kit:
                 reply = self.text_body(said["text"])
             return 200, {"Content-Type": "application/json"}, json.dumps(reply)
 
-        rsps.add_callback(responses.POST, self.url, callback=answer)
-        if self.stream_url != self.url:
-            rsps.add_callback(responses.POST, self.stream_url, callback=answer)
+        rsps.add_callback(responses.POST, self.served_url, callback=answer)
+
+    @property
+    def served_url(self) -> str | re.Pattern[str]:
+        """What :meth:`serve` registers: the one endpoint, or one pattern for both when the
+        provider streams at another URL (Gemini), so a conversation that calls only one of them
+        leaves no registered request unfired."""
+        if self.stream_url == self.url:
+            return self.url
+        either = "|".join(re.escape(url.split("?")[0]) for url in (self.url, self.stream_url))
+        return re.compile(rf"^({either})(\?.*)?$")
 
     def queue(self, rsps: responses.RequestsMock, status: int, body: Any, **headers: str) -> None:
         rsps.add(responses.POST, self.url, json=body, status=status, headers=headers)
