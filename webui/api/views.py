@@ -9,6 +9,12 @@ from rest_framework.views import APIView
 
 from webui.api.errors import error_response
 from webui.api.serializers import ConversationSerializer, MessageSerializer, SendMessageSerializer
+from webui.api.streams import (
+    EventStreamNegotiation,
+    message_event_stream,
+    retry_event_stream,
+    wants_event_stream,
+)
 from webui.models import Conversation
 from webui.selectors import conversations_for
 from webui.turns import TurnError, TurnResult, retry_turn, run_turn
@@ -84,9 +90,11 @@ class ConversationListView(APIView):
 
 
 class MessageListView(APIView):
-    """``GET``: the conversation's messages. ``POST``: send one and get the reply."""
+    """``GET``: the conversation's messages. ``POST``: send one and get the reply (as server-sent
+    events with ``Accept: text/event-stream``: :mod:`webui.api.streams`)."""
 
     serializer_class = MessageSerializer
+    content_negotiation_class = EventStreamNegotiation
 
     @extend_schema(responses={200: MessageSerializer(many=True), **errors(403, 404)})
     def get(self, request: Request, conversation_id: str) -> Response:
@@ -105,6 +113,10 @@ class MessageListView(APIView):
         )
         serializer = SendMessageSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        if wants_event_stream(request):
+            return message_event_stream(
+                conversation=conversation, text=serializer.validated_data["text"]
+            )
         try:
             result = run_turn(conversation=conversation, text=serializer.validated_data["text"])
         except TurnError as error:
@@ -116,6 +128,7 @@ class RetryView(APIView):
     """``POST``: answer the conversation's last unanswered message again."""
 
     serializer_class = serializers.Serializer
+    content_negotiation_class = EventStreamNegotiation
 
     @extend_schema(request=None, responses={201: TURN_REPLY, **errors(403, 404, 409, 502, 503)})
     def post(self, request: Request, conversation_id: str) -> Response:
@@ -126,6 +139,8 @@ class RetryView(APIView):
             conversations_for(request.user).select_related("soul", "vessel", "viewer"),
             pk=conversation_id,
         )
+        if wants_event_stream(request):
+            return retry_event_stream(conversation=conversation)
         try:
             result = retry_turn(conversation=conversation)
         except TurnError as error:

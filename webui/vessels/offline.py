@@ -7,10 +7,12 @@ reply that depends only on the message.
 """
 
 import re
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from webui.canonical import canonical_json
+from webui.conf import webui_settings
 from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolUse
 from webui.vessels.base import (
     Message,
@@ -24,6 +26,17 @@ from webui.vessels.base import (
 
 VERB_MESSAGE = re.compile(r"\A\s*(remember|recall|ask)\s+(\S.*)\Z", re.IGNORECASE | re.DOTALL)
 MEMORY_TOOL = "memory"
+
+
+def pause_between_pieces() -> None:
+    """Wait ``WEBUI_OFFLINE_PACE_SECONDS`` before the offline stream's next piece (0: no wait).
+
+    The offline vessel's stream calls this between the pieces of its reply so that ``make run``'s
+    chat page and the browser tests can see a reply arrive piece by piece.
+    """
+    pace = webui_settings.OFFLINE_PACE_SECONDS
+    if pace > 0:
+        time.sleep(pace)
 
 
 def example_for(schema: dict[str, Any]) -> Any:
