@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -178,10 +179,15 @@ def _answer(
     yield TurnDone(result=result)
 
 
+class StopRequestSerializer(serializers.Serializer):
+    turn_id = serializers.CharField()
+
+
+@extend_schema(exclude=True)  # the stand-in stays out of the API document
 class StopView(APIView):
     """``POST {"turn_id"}``: stop the conversation's running turn (202; 409 ``no_turn_running``)."""
 
-    serializer_class = serializers.Serializer
+    serializer_class = StopRequestSerializer
 
     def post(self, request: Request, conversation_id: str) -> Response:
         conversation = Conversation.objects.filter(
@@ -191,10 +197,12 @@ class StopView(APIView):
             return error_response(
                 code="not_found", message="No such conversation.", status_code=404
             )
-        if not request_stop(conversation, str(request.data.get("turn_id", ""))):
+        serializer = StopRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        if not request_stop(conversation, serializer.validated_data["turn_id"]):
             return error_response(
                 code="no_turn_running",
                 message="No reply is being written in this conversation.",
                 status_code=status.HTTP_409_CONFLICT,
             )
-        return Response({"turn_id": request.data["turn_id"]}, status=status.HTTP_202_ACCEPTED)
+        return Response(serializer.validated_data, status=status.HTTP_202_ACCEPTED)

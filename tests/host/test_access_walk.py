@@ -123,6 +123,10 @@ HOST_ROUTES: dict[str, Route] = {
     "api-retry": Route(
         Access(FORBIDDEN, 409, 409, 409, 409), own("/api/conversations/{id}/retry/"), "post"
     ),
+    # Sent without a JSON body: past the login, the API asks for one (415).
+    "api-stop": Route(
+        Access(FORBIDDEN, 415, 415, 415, 415), own("/api/conversations/{id}/stop/"), "post"
+    ),
     "api-schema": Route(API, at("/api/schema/")),
     "api-docs": Route(API, at("/api/docs/")),
     "admin:index": Route(admin_page(staff=OK, viewer=OK, superuser=OK), at("/admin/")),
