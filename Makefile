@@ -28,6 +28,7 @@ run: export PIPPA_MEMORY_URL ?= http://127.0.0.1:$(ENGINE_PORT)
 run: export PIPPA_MEMORY_TOKEN ?= demo-engine-token
 run: export PIPPA_MEMORY_BRAIN_SECRET ?= whsec_ZGVtby1icmFpbi1kb29yLXNlY3JldC1ub3QtZm9yLXByb2R1Y3Rpb24=
 run: export ENGINE_PORT := $(ENGINE_PORT)
+run: export WEBUI_OFFLINE_PACE_SECONDS ?= 0.05
 run: $(VENV)/.runtime-installed
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT)
@@ -46,6 +47,7 @@ bench: $(VENV)/.dev-installed
 	cd bench && ../$(BIN)/python prompt_cache.py
 	cd bench && ../$(BIN)/python outbox.py
 	cd bench && ../$(BIN)/python brain_door.py
+	cd bench && ../$(BIN)/python streaming.py
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check .

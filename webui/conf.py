@@ -30,6 +30,9 @@ DEFAULTS: dict[str, Any] = {
     "PRUNE_TEMPORARY_DAYS": 1.0,
     # Rows deleted per transaction.
     "PRUNE_BATCH_SIZE": 500,
+    # Seconds the offline vessel's stream waits between the pieces of its reply, so a demo or a
+    # test can watch a reply arrive piece by piece; 0 never waits.
+    "OFFLINE_PACE_SECONDS": 0.0,
 }
 
 

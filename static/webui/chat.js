@@ -1,5 +1,7 @@
-// The chat page: renders the stored history, sends messages to the JSON API, shows replies and
-// their tool uses, and offers a retry when the vessel failed (the user's message stays saved).
+// The chat page: renders the stored history, sends messages to the API as server-sent events
+// (webui/api/streams.py), shows a reply's text as it arrives and its tool uses as they run, offers
+// Stop while a reply is written, and Retry when the vessel failed (the user's message stays saved).
+// An answer that is not a stream (a refusal before the turn starts) is read as the JSON route's.
 (function () {
   "use strict";
   const chat = document.getElementById("chat");
@@ -9,6 +11,7 @@
   const status = document.getElementById("status");
   const errorBox = document.getElementById("chat-error");
   const retryButton = document.getElementById("retry");
+  const stopButton = document.getElementById("stop");
   const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
 
   function pretty(value) {
@@ -60,6 +63,14 @@
     const who = document.createElement("span");
     who.className = "who";
     who.textContent = message.role === "user" ? "You" : "Reply" + (message.vessel ? " · " + message.vessel : "");
+    if (message.stopped) {
+      // Stopped by its reader: what was written until then, kept as it was.
+      item.classList.add("stopped");
+      const mark = document.createElement("span");
+      mark.className = "stopped-mark";
+      mark.textContent = " · stopped";
+      who.appendChild(mark);
+    }
     const body = document.createElement("div");
     body.className = "content";
     body.textContent = message.content;
@@ -67,11 +78,136 @@
     for (const use of message.tool_uses || []) item.appendChild(toolUseDetail(use));
     chat.appendChild(item);
     item.scrollIntoView({ block: "end" });
+    return item;
+  }
+
+  function shown(message) {
+    return document.querySelector('.message[data-id="' + message.id + '"]');
   }
 
   function showError(text) {
     errorBox.querySelector(".text").textContent = text + " ";
     errorBox.hidden = false;
+  }
+
+  // Server-sent events from a fetch body: "event:" and "data:" lines, a blank line ends an event.
+  function eventParser(onEvent) {
+    let buffer = "";
+    return function (chunk) {
+      buffer += chunk.replace(/\r\n?/g, "\n");
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        let name = "message";
+        const data = [];
+        for (const line of block.split("\n")) {
+          if (line.startsWith("event:")) name = line.slice(6).trim();
+          else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+        }
+        if (data.length) onEvent(name, JSON.parse(data.join("\n")));
+      }
+    };
+  }
+
+  // The reply being written: its text as it arrives and its tool uses as they run.
+  function writingReply() {
+    const item = document.createElement("div");
+    item.className = "message assistant writing";
+    const who = document.createElement("span");
+    who.className = "who";
+    who.textContent = "Reply · being written…";
+    const body = document.createElement("div");
+    body.className = "content";
+    item.append(who, body);
+    chat.appendChild(item);
+    const tools = {};
+    return {
+      item: item,
+      add: function (text) {
+        body.textContent += text;
+        item.scrollIntoView({ block: "end" });
+      },
+      tool: function (use) {
+        let line = tools[use.id];
+        if (!line) {
+          line = tools[use.id] = document.createElement("div");
+          line.className = "tool-use running";
+          item.appendChild(line);
+        }
+        const verb = use.verb ? " · " + use.verb : "";
+        line.classList.toggle("running", use.state === "started");
+        line.textContent = "Tool: " + use.name + verb + (use.state === "started" ? " · running…" : " · done");
+      },
+    };
+  }
+
+  function showFailure(error, httpStatus) {
+    const saved = error.details && error.details.user_message;
+    if (saved && !shown(saved)) render(saved);
+    if (error.code === "turn_in_progress") {
+      showError("A reply is still being written in this conversation; wait for it, then send again.");
+      return false;
+    }
+    showError(error.message || "Something went wrong (HTTP " + httpStatus + ").");
+    // The message was kept: clear the box so it is not sent twice; Retry answers it.
+    return Boolean(saved);
+  }
+
+  async function answered(response) {
+    let data = {};
+    try { data = await response.json(); } catch (e) { data = {}; }
+    if (response.ok) {
+      if (!shown(data.user)) render(data.user);
+      render(data.assistant);
+      return true;
+    }
+    return showFailure(data.error || {}, response.status);
+  }
+
+  async function streamed(response, sentText) {
+    let reply = null;
+    let pending = null;
+    let outcome = null;
+    const handle = eventParser(function (name, data) {
+      if (name === "turn") {
+        stopButton.dataset.turnId = data.turn_id;
+        stopButton.hidden = false;
+        stopButton.disabled = false;
+        if (sentText) pending = render({ role: "user", content: sentText, id: "" });
+        reply = writingReply();
+      } else if (name === "delta") {
+        status.textContent = "The reply is being written…";
+        reply.add(data.text);
+      } else if (name === "tool") {
+        reply.tool(data);
+      } else if (name === "done") {
+        if (pending) pending.remove();
+        if (reply) reply.item.remove();
+        if (!shown(data.user)) render(data.user);
+        render(data.assistant);
+        outcome = true;
+      } else if (name === "error") {
+        if (pending) pending.remove();
+        if (reply) reply.item.remove();
+        outcome = showFailure(data.error || {}, data.status);
+      }
+    });
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        handle(value);
+      }
+    } catch (e) {
+      outcome = null;
+    }
+    if (outcome !== null) return outcome;
+    // The stream broke off: the server still finishes the reply and saves it.
+    if (reply) reply.item.classList.add("cut-off");
+    showError("The connection was lost while the reply was being written; it is still saved when it is done. Reload the page to see it.");
+    return Boolean(pending);
   }
 
   async function call(url, body) {
@@ -83,31 +219,41 @@
       const response = await fetch(url, {
         method: "POST",
         credentials: "same-origin",
-        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf, Accept: "application/json" },
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf, Accept: "text/event-stream, application/json" },
         body: JSON.stringify(body),
       });
-      let data = {};
-      try { data = await response.json(); } catch (e) { data = {}; }
-      if (response.ok) {
-        if (!document.querySelector('.message[data-id="' + data.user.id + '"]')) render(data.user);
-        render(data.assistant);
-        return true;
-      }
-      const error = data.error || {};
-      const saved = error.details && error.details.user_message;
-      if (saved && !document.querySelector('.message[data-id="' + saved.id + '"]')) render(saved);
-      showError(error.message || "Something went wrong (HTTP " + response.status + ").");
-      // The message was kept: clear the box so it is not sent twice; Retry answers it.
-      return Boolean(saved);
+      const type = response.headers.get("Content-Type") || "";
+      // Anything but a stream (a refusal before the turn starts) is the JSON route's answer.
+      if (!type.startsWith("text/event-stream") || !response.body) return await answered(response);
+      return await streamed(response, body.text);
     } catch (e) {
       showError("The server could not be reached. Your message may not have been sent.");
       return false;
     } finally {
       button.disabled = false;
       retryButton.disabled = false;
+      stopButton.hidden = true;
+      delete stopButton.dataset.turnId;
       status.textContent = "";
     }
   }
+
+  stopButton.addEventListener("click", async function () {
+    const turnId = stopButton.dataset.turnId;
+    if (!turnId) return;
+    stopButton.disabled = true;
+    status.textContent = "Stopping…";
+    try {
+      await fetch(form.dataset.stopUrl, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf, Accept: "application/json" },
+        body: JSON.stringify({ turn_id: turnId }),
+      });
+    } catch (e) {
+      stopButton.disabled = false;
+    }
+  });
 
   form.addEventListener("submit", async function (event) {
     event.preventDefault();

@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webui.api.errors import error_response
+from webui.api.replies import turn_error_response, turn_response
 from webui.api.serializers import (
     ConversationSerializer,
     MessageSerializer,
@@ -15,10 +16,16 @@ from webui.api.serializers import (
     SendMessageSerializer,
     StopSerializer,
 )
+from webui.api.streams import (
+    EventStreamNegotiation,
+    message_event_stream,
+    retry_event_stream,
+    wants_event_stream,
+)
 from webui.models import Conversation, Message
 from webui.selectors import conversations_for
 from webui.turn_lock import request_stop
-from webui.turns import TurnError, TurnResult, retry_turn, run_turn
+from webui.turns import TurnError, retry_turn, run_turn
 
 TURN_REPLY = inline_serializer(
     "TurnReply", fields={"user": MessageSerializer(), "assistant": MessageSerializer()}
@@ -55,25 +62,6 @@ def errors(*statuses: int) -> dict[int, OpenApiResponse]:
     return {status: OpenApiResponse(ERROR, description=ERROR_WORDS[status]) for status in statuses}
 
 
-def turn_response(result: TurnResult) -> Response:
-    return Response(
-        {
-            "user": MessageSerializer(result.user_message).data,
-            "assistant": MessageSerializer(result.assistant_message).data,
-        },
-        status=status.HTTP_201_CREATED,
-    )
-
-
-def turn_error_response(error: TurnError) -> Response:
-    details = dict(error.details)
-    if error.user_message is not None:
-        details["user_message"] = MessageSerializer(error.user_message).data
-    return error_response(
-        code=error.code, message=error.message, status_code=error.status, details=details
-    )
-
-
 class ConversationListView(APIView):
     """``GET``: the viewer's conversations. ``POST``: start one with a soul and a vessel."""
 
@@ -93,9 +81,11 @@ class ConversationListView(APIView):
 
 
 class MessageListView(APIView):
-    """``GET``: the conversation's messages. ``POST``: send one and get the reply."""
+    """``GET``: the conversation's messages. ``POST``: send one and get the reply (as server-sent
+    events with ``Accept: text/event-stream``: :mod:`webui.api.streams`)."""
 
     serializer_class = MessageSerializer
+    content_negotiation_class = EventStreamNegotiation
 
     @extend_schema(responses={200: MessageSerializer(many=True), **errors(403, 404)})
     def get(self, request: Request, conversation_id: str) -> Response:
@@ -114,6 +104,10 @@ class MessageListView(APIView):
         )
         serializer = SendMessageSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        if wants_event_stream(request):
+            return message_event_stream(
+                conversation=conversation, text=serializer.validated_data["text"]
+            )
         try:
             result = run_turn(conversation=conversation, text=serializer.validated_data["text"])
         except TurnError as error:
@@ -135,6 +129,7 @@ class RetryView(APIView):
     """``POST``: answer an unanswered message again: ``message`` names it, or the newest one."""
 
     serializer_class = RetrySerializer
+    content_negotiation_class = EventStreamNegotiation
 
     @extend_schema(
         request=RetrySerializer,
@@ -149,6 +144,8 @@ class RetryView(APIView):
         serializer.is_valid(raise_exception=True)
         message_id = serializer.validated_data.get("message")
         message = None if message_id is None else user_message_named(conversation, message_id)
+        if wants_event_stream(request):
+            return retry_event_stream(conversation=conversation, user_message=message)
         try:
             result = retry_turn(conversation=conversation, user_message=message)
         except TurnError as error:

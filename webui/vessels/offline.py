@@ -9,10 +9,12 @@ else gets a short reply that depends only on the message.
 """
 
 import re
+import time
 from collections.abc import Generator, Sequence
 from typing import Any
 
 from webui.canonical import canonical_bytes, canonical_json
+from webui.conf import webui_settings
 from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolUse, derived_call_id
 from webui.vessels.base import (
     Message,
@@ -40,6 +42,17 @@ def memory_tool_input(verb: str, text: str, tools: dict[str, Any]) -> dict[str, 
     if everyone:
         return {"verb": verb, "text": everyone.group(1).strip(), "scope": "household"}
     return {"verb": verb, "text": text}
+
+
+def pause_between_pieces() -> None:
+    """Wait ``WEBUI_OFFLINE_PACE_SECONDS`` before the offline stream's next piece (0: no wait).
+
+    The offline vessel's stream calls this between the pieces of its reply so that ``make run``'s
+    chat page and the browser tests can see a reply arrive piece by piece.
+    """
+    pace = webui_settings.OFFLINE_PACE_SECONDS
+    if pace > 0:
+        time.sleep(pace)
 
 
 def example_for(schema: dict[str, Any]) -> Any:
@@ -171,7 +184,9 @@ class OfflineAdapter(VesselAdapter):
         ]
         records += [{"tool_call": call} for call in answer["tool_calls"]]
         records.append({"usage": answer["usage"]})
-        for record in records:
+        for index, record in enumerate(records):
+            if index:
+                pause_between_pieces()
             yield canonical_bytes(record)
 
     def parse_response(self, response: dict[str, Any], *, prompt: Prompt) -> VesselReply:

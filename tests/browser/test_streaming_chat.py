@@ -1,0 +1,112 @@
+"""The chat page reads the reply as server-sent events, in a real browser against a live server:
+the text shows before the reply is complete, Stop keeps the partial reply (shown as stopped), and a
+second tab posting while a reply is written is told to wait."""
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.test_chat_flow import log_in
+from webui.models import Conversation, Message
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+LONG = " ".join(f"word{n}" for n in range(25))
+FULL_REPLY = f"(offline) I heard: “{LONG}”"
+WAIT_MESSAGE = "A reply is still being written in this conversation; wait for it, then send again."
+# The text of the reply being written, once some has arrived (null until then).
+WRITING_TEXT = """() => {
+  const body = document.querySelector(".message.assistant.writing .content");
+  return body && body.textContent.length > 0 ? body.textContent : null;
+}"""
+
+
+@pytest.fixture
+def slow_offline_vessel(settings: Any) -> None:
+    """The offline vessel waits between the pieces of its reply, so a reader can watch it arrive."""
+    settings.WEBUI = {"OFFLINE_PACE_SECONDS": 0.15}
+
+
+def open_conversation(page: Page, live_server: Any, conversation: Conversation) -> None:
+    page.goto(f"{live_server.url}{conversation.get_absolute_url()}")
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()
+
+
+def send(page: Page, text: str) -> None:
+    page.get_by_label("Message").fill(text)
+    page.get_by_role("button", name="Send").click()
+
+
+def test_the_reply_text_shows_before_the_reply_is_complete(
+    live_server: Any, page: Page, user: Any, conversation: Conversation, slow_offline_vessel: None
+) -> None:
+    log_in(page, live_server.url, "alice")
+    open_conversation(page, live_server, conversation)
+
+    send(page, LONG)
+    first_seen = page.wait_for_function(WRITING_TEXT).json_value()
+
+    assert FULL_REPLY.startswith(first_seen)
+    assert len(first_seen) < len(FULL_REPLY)
+    expect(page.get_by_role("button", name="Stop")).to_be_visible()
+    reply = page.locator(".message.assistant:not(.writing)")
+    expect(reply.locator(".content")).to_have_text(FULL_REPLY)
+    expect(page.locator(".message.user")).to_have_count(1)
+    expect(page.get_by_role("button", name="Stop")).to_be_hidden()
+    assert Message.objects.get(role="assistant").content == FULL_REPLY
+
+
+def test_stop_ends_the_reply_and_keeps_the_partial_text(
+    live_server: Any, page: Page, user: Any, conversation: Conversation, slow_offline_vessel: None
+) -> None:
+    log_in(page, live_server.url, "alice")
+    open_conversation(page, live_server, conversation)
+
+    send(page, LONG)
+    page.wait_for_function(WRITING_TEXT)
+    page.get_by_role("button", name="Stop").click()
+
+    reply = page.locator(".message.assistant:not(.writing)")
+    expect(reply).to_be_visible()
+    shown = reply.locator(".content").text_content()
+    assert shown
+    assert FULL_REPLY.startswith(shown)
+    assert len(shown) < len(FULL_REPLY)
+    assert Message.objects.get(role="assistant").content == shown
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()
+
+
+def test_a_stopped_reply_is_shown_as_stopped_and_stays_so_after_a_reload(
+    live_server: Any, page: Page, user: Any, conversation: Conversation, slow_offline_vessel: None
+) -> None:
+    log_in(page, live_server.url, "alice")
+    open_conversation(page, live_server, conversation)
+
+    send(page, LONG)
+    page.wait_for_function(WRITING_TEXT)
+    page.get_by_role("button", name="Stop").click()
+
+    expect(page.locator(".message.assistant.stopped .who")).to_contain_text("stopped")
+    assert Message.objects.get(role="assistant").stopped is True
+    page.reload()
+    expect(page.locator(".message.assistant.stopped .who")).to_contain_text("stopped")
+
+
+def test_a_second_tab_sending_while_a_reply_is_written_is_told_to_wait(
+    live_server: Any, page: Page, user: Any, conversation: Conversation, slow_offline_vessel: None
+) -> None:
+    log_in(page, live_server.url, "alice")
+    open_conversation(page, live_server, conversation)
+    second_tab = page.context.new_page()
+    open_conversation(second_tab, live_server, conversation)
+
+    send(page, LONG)
+    page.wait_for_function(WRITING_TEXT)
+    send(second_tab, "are you there?")
+
+    expect(second_tab.get_by_role("alert")).to_contain_text(WAIT_MESSAGE)
+    expect(second_tab.get_by_label("Message")).to_have_value("are you there?")
+    expect(second_tab.locator(".message")).to_have_count(0)
+    expect(page.locator(".message.assistant:not(.writing)")).to_contain_text(FULL_REPLY)
+    assert not Message.objects.filter(content="are you there?").exists()
