@@ -3,6 +3,7 @@ real HTTP, a lock a killed process left behind, the database's own refusal of a 
 and stopping a running turn from another request."""
 
 import importlib
+import json
 import threading
 import uuid
 from datetime import timedelta
@@ -77,13 +78,20 @@ def post_all(
 class Background:
     """One request sent from a thread, its answer kept for later."""
 
-    def __init__(self, session: requests.Session, url: str, body: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        session: requests.Session,
+        url: str,
+        body: dict[str, Any],
+        headers: dict[str, str] | None = None,
+    ) -> None:
         self.response: requests.Response | None = None
+        self.headers = headers or {}
         self.thread = threading.Thread(target=self.send, args=(session, url, body))
         self.thread.start()
 
     def send(self, session: requests.Session, url: str, body: dict[str, Any]) -> None:
-        self.response = session.post(url, json=body, timeout=WAIT)
+        self.response = session.post(url, json=body, headers=self.headers, timeout=WAIT)
 
     def result(self) -> requests.Response:
         self.thread.join(WAIT)
@@ -227,7 +235,13 @@ def test_the_stop_route_stops_the_running_turn_which_saves_its_partial_text(
     monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", ScriptedStreamAdapter)
     session = logged_in(live_server.url, user.username)
     base = f"{live_server.url}/api/conversations/{conversation.id}"
-    turn = Background(session, f"{base}/messages/", {"text": "tell me a story"})
+    # The page's way: the reply streamed as server-sent events, so a stop ends the vessel call.
+    turn = Background(
+        session,
+        f"{base}/messages/",
+        {"text": "tell me a story"},
+        headers={"Accept": "text/event-stream"},
+    )
     assert entered.wait(WAIT)
     running = str(Conversation.objects.get(pk=conversation.pk).running_turn_id)
 
@@ -236,8 +250,10 @@ def test_the_stop_route_stops_the_running_turn_which_saves_its_partial_text(
     answer = turn.result()
 
     assert (stopping.status_code, stopping.json()) == (202, {"turn_id": running})
-    assert answer.status_code == 201
-    reply = answer.json()["assistant"]
+    assert answer.status_code == 200
+    last_event, data = answer.text.strip().split("\n\n")[-1].split("\n")
+    assert last_event == "event: done"
+    reply = json.loads(data.removeprefix("data: "))["assistant"]
     assert (reply["content"], reply["stopped"]) == ("Once upon ", True)
     assert ScriptedStreamAdapter.closed_early
     assert [m.stopped for m in saved_replies] == [True]
