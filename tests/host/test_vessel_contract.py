@@ -5,6 +5,7 @@ payloads (see ``vessel_kits.py``); the offline vessel answers itself."""
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ import responses
 from webui.canonical import canonical_json
 from webui.models import Conversation, Soul, Vessel
 from webui.prompt import Prompt
-from webui.turns import run_turn
+from webui.turns import outcome_of, run_turn, stream_turn
 from webui.vessels.offline import OfflineAdapter
 from webui.vessels.registry import adapter_for
 
@@ -46,6 +47,9 @@ TURNS = [
     "recall nothing-matches-this",
     "goodbye",
 ]
+
+
+FIXED_NOW = datetime(2026, 12, 2, 9, 30, tzinfo=UTC)
 
 
 class Provider:
@@ -215,6 +219,55 @@ class TestAdapterContract:
                 canonical_json(m) for m in stable
             ]
             assert len(following) > len(stable)
+
+    def test_a_streamed_turn_saves_the_same_rows_and_the_next_request_is_the_same(
+        self,
+        chat: Conversation,
+        provider: Provider,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """Issue 15's one turn path: the same talk, once with whole replies and once streamed,
+        leaves the same rows, and the request that follows is the same bytes either way."""
+        monkeypatch.setattr("webui.assembly.timezone.now", lambda: FIXED_NOW)
+        talk = ["hello", "remember Zoë likes tea", "recall tea && coffee", "thanks"]
+
+        def converse(conversation: Conversation, *, streamed: bool) -> tuple[str, str]:
+            for text in talk:
+                outcome_of(stream_turn(conversation=conversation, text=text, streamed=streamed))
+            start = len(provider.requests)
+            run_turn(conversation=conversation, text="and the next one?")
+            (following,) = provider.requests[start:]
+            rows = [
+                [m.role, m.content, m.tool_uses, m.rounds, m.usage, m.stopped]
+                for m in conversation.messages.order_by("sequence")
+            ]
+            saved, sent = canonical_json(rows), canonical_json(following)
+            # Ids that differ between two conversations by design: the conversation's own, and
+            # the tool-use ids (the scripted provider numbers them; derived ids hash message ids).
+            # (Gemini's thought signatures are the provider's per call, numbered the same way.)
+            uses = [
+                value
+                for m in conversation.messages.order_by("sequence")
+                for u in m.tool_uses
+                for value in (u["id"], (u.get("meta") or {}).get("thought_signature"))
+                if value
+            ]
+            for index, use_id in enumerate([str(conversation.id), *uses]):
+                saved = saved.replace(use_id, f"<{index}>")
+                sent = sent.replace(use_id, f"<{index}>")
+            return saved, sent
+
+        whole = converse(chat, streamed=False)
+        streamed = converse(
+            Conversation.objects.create(soul=chat.soul, vessel=chat.vessel, viewer=chat.viewer),
+            streamed=True,
+        )
+
+        assert streamed == whole
+        if provider.rsps is not None:  # the second talk really streamed
+            asked = [provider.kit.wants_stream(call.request) for call in provider.rsps.calls]
+            assert any(asked)
+            assert not all(asked)
 
     def test_structured_mode_sends_no_tools_and_returns_the_object(
         self, kit: Kit, vessel: Vessel, provider: Provider
