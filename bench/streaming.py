@@ -120,6 +120,22 @@ def logged_in(user: Any) -> Any:
     return session
 
 
+def lines_as_they_arrive(response: Any) -> Any:
+    """The body's lines as soon as each has arrived. ``iter_lines`` would wait for 512 bytes (its
+    chunk size) before giving the first, which would time the buffer, not the stream."""
+    pending = b""
+    while True:
+        chunk = response.raw.read1(65536)
+        if not chunk:
+            break
+        pending += chunk
+        *complete, pending = pending.split(b"\n")
+        for line in complete:
+            yield line.decode("utf-8")
+    if pending:
+        yield pending.decode("utf-8")
+
+
 def timed_turn(http: Any, url: str, *, streamed: bool) -> tuple[float, float]:
     """Seconds to the first text and to the end of one turn."""
     accept = "text/event-stream" if streamed else "application/json"
@@ -130,7 +146,7 @@ def timed_turn(http: Any, url: str, *, streamed: bool) -> tuple[float, float]:
         total = time.perf_counter() - started
         return total, total
     first = None
-    for line in response.iter_lines(decode_unicode=True):
+    for line in lines_as_they_arrive(response):
         if line == "event: delta" and first is None:
             first = time.perf_counter() - started
         elif line == "event: done":
