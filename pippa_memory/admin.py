@@ -6,6 +6,7 @@ plug-in's own permissions to act: ``pippa_memory.repin_conversation`` to re-pin 
 """
 
 import json
+from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
@@ -15,9 +16,17 @@ from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
 from pippa_memory.members import member_id
-from pippa_memory.models import BrainCall, ConversationPin, MemoryBlock, OutboxEvent, PinRecord
+from pippa_memory.models import (
+    BrainCall,
+    ConversationPin,
+    MemoryBlock,
+    OutboxEvent,
+    PinRecord,
+    sha256_of,
+)
 from pippa_memory.outbox import make_due
 from pippa_memory.pinning import request_repin, stored_block
+from webui.models import Conversation
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -165,6 +174,33 @@ class ConversationPinAdmin(ReadOnlyAdmin):
         return TemplateResponse(request, "pippa_memory/repin_confirm.html", context)
 
 
+OUTBOX_WITHHELD = (
+    "Sent from member {viewer}'s conversation: it carries what they said and what their memory "
+    "answered, so only they see it. {size} bytes, sha256 {sha256}."
+)
+UNKNOWN_VIEWER = "(unknown)"
+
+
+def event_viewer(event: OutboxEvent) -> str:
+    """The member id of the conversation ``event`` was sent from, blank for an unattended run's;
+    read from the conversation's row, else (the row gone) from what the event told the engine;
+    ``UNKNOWN_VIEWER`` (nobody's id, so the payload stays withheld) when neither says."""
+    row = Conversation.objects.filter(pk=event.conversation_id).values("viewer_id").first()
+    if row is not None:
+        return "" if row["viewer_id"] is None else str(row["viewer_id"])
+    told = event.payload.get("conversation") if isinstance(event.payload, dict) else None
+    if not isinstance(told, dict) or "viewer" not in told:
+        return UNKNOWN_VIEWER
+    viewer = told["viewer"]
+    return str(viewer.get("member", UNKNOWN_VIEWER)) if isinstance(viewer, dict) else ""
+
+
+def json_size(value: Any) -> dict[str, Any]:
+    """How big ``value`` is as JSON, and its sha256: what staff may know of a withheld body."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return {"size": len(text.encode()), "sha256": sha256_of(text)}
+
+
 @admin.register(OutboxEvent)
 class OutboxEventAdmin(ReadOnlyAdmin):
     list_display = [
@@ -195,8 +231,15 @@ class OutboxEventAdmin(ReadOnlyAdmin):
         "delivered_at",
         "pretty_payload",
     ]
-    readonly_fields = fields
+    readonly_fields = [*fields, "payload_withheld"]
     actions = ["retry_now", "revive_dead"]
+
+    def get_fields(self, request: HttpRequest, obj: OutboxEvent | None = None) -> list[str]:
+        if obj is not None and not shows_block_text(request, event_viewer(obj)):
+            return [
+                name if name != "pretty_payload" else "payload_withheld" for name in self.fields
+            ]
+        return list(self.fields)
 
     def has_retry_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("pippa_memory.retry_outboxevent")
@@ -208,6 +251,10 @@ class OutboxEventAdmin(ReadOnlyAdmin):
     @admin.display(description="payload")
     def pretty_payload(self, event: OutboxEvent) -> str:
         return format_html("<pre>{}</pre>", json.dumps(event.payload, indent=2, ensure_ascii=False))
+
+    @admin.display(description="payload")
+    def payload_withheld(self, event: OutboxEvent) -> str:
+        return OUTBOX_WITHHELD.format(viewer=event_viewer(event), **json_size(event.payload))
 
     @admin.action(description="Retry now (pending events)", permissions=["retry"])
     def retry_now(self, request: HttpRequest, queryset: QuerySet[OutboxEvent]) -> None:
@@ -236,3 +283,45 @@ class BrainCallAdmin(ReadOnlyAdmin):
     list_filter = ["role", "outcome", "soul", "vessel", "created_at"]
     date_hierarchy = "created_at"
     search_fields = ["request_id", "webhook_id"]
+    # The answer and the attempts' messages are not shown to anyone: the engine may have asked the
+    # vessel to assemble a block from a member's private items, and the row keeps no viewer.
+    fields = [
+        "request_id",
+        "webhook_id",
+        "body_sha256",
+        "role",
+        "soul",
+        "vessel",
+        "model",
+        "outcome",
+        "status_code",
+        "repaired",
+        "latency_ms",
+        "created_at",
+        "answer_withheld",
+        "attempt_outcomes",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="answer")
+    def answer_withheld(self, call: BrainCall) -> str:
+        if call.response_body is None:
+            return "No answer stored."
+        return BRAIN_ANSWER_WITHHELD.format(**json_size(call.response_body))
+
+    @admin.display(description="attempts")
+    def attempt_outcomes(self, call: BrainCall) -> str:
+        return "; ".join(attempt_label(attempt) for attempt in call.attempts) or "none"
+
+
+BRAIN_ANSWER_WITHHELD = (
+    "Withheld: it may hold a member's private memories. {size} bytes, sha256 {sha256}."
+)
+
+
+def attempt_label(attempt: Any) -> str:
+    """One vessel attempt without its words: vessel, model, outcome and error code."""
+    attempt = attempt if isinstance(attempt, dict) else {}
+    where = f"{attempt.get('vessel', '?')} / {attempt.get('model', '?')}"
+    code = f" ({attempt['code']})" if attempt.get("code") else ""
+    return f"{where}: {attempt.get('outcome', '?')}{code}"

@@ -1,6 +1,9 @@
 """A block rendered for a member holds their private memories: the admin shows its text to that
-member only, never to other staff (a superuser included); household-only blocks stay readable."""
+member only, never to other staff (a superuser included); household-only blocks stay readable. The
+same goes for the turn events sent from a member's conversation; a brain call's answer (which may
+have been assembled from private items) is shown to nobody."""
 
+import uuid
 from datetime import timedelta
 from typing import Any
 
@@ -8,7 +11,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from pippa_memory.models import MemoryBlock, sha256_of
+from pippa_memory.models import BrainCall, MemoryBlock, OutboxEvent, sha256_of
 from webui.models import Conversation
 
 pytestmark = pytest.mark.django_db
@@ -81,3 +84,79 @@ def test_a_household_only_block_stays_readable_for_staff(make_user: Any, soul: A
     page = root.get(f"/admin/pippa_memory/memoryblock/{block.pk}/change/")
 
     assert "The bins go out on Tuesday." in page.content.decode()
+
+
+def outbox_event_for(conversation: Conversation) -> OutboxEvent:
+    viewer = conversation.viewer
+    return OutboxEvent.objects.create(
+        soul=conversation.soul,
+        conversation_id=conversation.pk,
+        message_id=uuid.uuid4(),
+        payload={
+            "type": "conversation.turn",
+            "conversation": {
+                "id": str(conversation.pk),
+                "viewer": {"member": str(viewer.pk), "name": "Alice"} if viewer else None,
+            },
+            "message": {"content": "Keep the surprise party for Bob a secret."},
+        },
+    )
+
+
+def test_an_outbox_events_payload_is_withheld_from_staff_who_are_not_its_viewer(
+    alices_pinned_conversation: Conversation, make_user: Any
+) -> None:
+    event = outbox_event_for(alices_pinned_conversation)
+    path = f"/admin/pippa_memory/outboxevent/{event.pk}/change/"
+    root = client_for(make_user("root", is_staff=True, is_superuser=True))
+    alice = client_for(alices_pinned_conversation.viewer)
+
+    withheld = root.get(path).content.decode()
+    shown = alice.get(path).content.decode()
+
+    assert "surprise party" not in withheld
+    assert "only they see" in withheld
+    assert str(event.message_id) in withheld
+    assert "surprise party" in shown
+
+
+def test_an_unattended_runs_outbox_payload_stays_readable(
+    make_conversation: Any, make_user: Any
+) -> None:
+    event = outbox_event_for(make_conversation(viewer=None, kind=Conversation.Kind.JOB))
+    root = client_for(make_user("root", is_staff=True, is_superuser=True))
+
+    page = root.get(f"/admin/pippa_memory/outboxevent/{event.pk}/change/").content.decode()
+
+    assert "surprise party" in page
+
+
+def test_a_brain_calls_answer_and_attempts_are_withheld_from_every_account(
+    alices_pinned_conversation: Conversation, make_user: Any
+) -> None:
+    call = BrainCall.objects.create(
+        request_id="req-private",
+        outcome="answered",
+        status_code=200,
+        response_body={"output": {"block": "Alice is planning a surprise party for Bob."}},
+        attempts=[
+            {
+                "vessel": "cloud",
+                "model": "m-1",
+                "outcome": "failed",
+                "code": "timeout",
+                "message": "Half an answer: the surprise party",
+            },
+            {"vessel": "local", "model": "m-2", "outcome": "answered", "usage": {}},
+        ],
+    )
+    path = f"/admin/pippa_memory/braincall/{call.pk}/change/"
+
+    for account in (
+        make_user("root", is_staff=True, is_superuser=True),
+        alices_pinned_conversation.viewer,
+    ):
+        page = client_for(account).get(path).content.decode()
+        assert "surprise party" not in page
+        assert "cloud / m-1: failed (timeout)" in page
+        assert "local / m-2: answered" in page
