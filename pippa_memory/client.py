@@ -272,6 +272,13 @@ def _transport_failure(failure: outbound_http.OutgoingFailure) -> EngineFailure:
     return EngineFailure("connection_failed", f"The engine could not be reached ({failure}).")
 
 
+def wrong_shape_detail(error: jsonschema.ValidationError) -> str:
+    """Where an answer broke the schema and which rule it broke (the validator's name, such as
+    ``type`` or ``required``), never the value it held."""
+    where = "/".join(str(p) for p in error.absolute_path) or "the answer"
+    return f"The engine's answer has the wrong shape at {where} (rule: {error.validator})."
+
+
 def _usable_data(answer: outbound_http.Answer, *, schema: dict[str, Any] | None) -> Any:
     """The answer's JSON, checked; :class:`EngineFailure` for a 3xx, a 5xx or an unusable 2xx.
 
@@ -298,8 +305,7 @@ def _usable_data(answer: outbound_http.Answer, *, schema: dict[str, Any] | None)
         try:
             jsonschema.validate(parsed, schema)
         except jsonschema.ValidationError as exc:
-            where = "/".join(str(p) for p in exc.absolute_path) or "the answer"
-            raise EngineFailure(
-                "wrong_shape", f"The engine's answer has the wrong shape at {where}: {exc.message}"
-            ) from exc
+            # Only where and which rule: jsonschema's message quotes the bad value, which may be
+            # a memory's text, and this detail reaches logs, pages, the API and tool output.
+            raise EngineFailure("wrong_shape", wrong_shape_detail(exc)) from None
     return parsed

@@ -59,6 +59,9 @@ DEFAULTS: dict[str, Any] = {
     "PRUNE_BRAIN_CALLS_DAYS": 30.0,
     "PRUNE_DELIVERED_EVENTS_DAYS": 7.0,
     "PRUNE_DEAD_EVENTS_DAYS": 30.0,
+    # Days before an item's tombstone (recorded at a forget or make-private, so that a block the
+    # engine rendered before the change is never pinned) is deleted; 0 keeps them.
+    "PRUNE_TOMBSTONES_DAYS": 30.0,
 }
 
 

@@ -17,6 +17,7 @@ as done. After a confirmed forget (or an item made private), the conversations w
 held the item are asked to re-pin (:mod:`pippa_memory.forgetting`).
 """
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -25,10 +26,12 @@ from urllib.parse import quote, urlencode
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils.dateparse import parse_datetime
 
-from pippa_memory import contract, forgetting
+from pippa_memory import contract, forgetting, tombstones
 from pippa_memory.client import EngineAnswer, call_engine
-from pippa_memory.members import member_id
+from pippa_memory.members import may_see, member_id
 from webui.models import Soul
+
+logger = logging.getLogger(__name__)
 
 MANAGE_MEMORY = "pippa_memory.manage_memory"
 NOT_YOURS = "not_yours"
@@ -203,6 +206,36 @@ def _engine(method: str, path: str, *, schema: dict[str, Any], body: Any = None)
     return answer.data
 
 
+def visible_items(*, soul: Soul, viewer: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The engine's ``items`` that ``viewer`` may see (:func:`~pippa_memory.members.may_see`):
+    the engine enforces it, and this checks again, since another member's private memory reaching
+    a viewer is a defect on any path. What was dropped is logged by id only, never its text."""
+    visible = [item for item in items if may_see(viewer, item)]
+    if len(visible) < len(items):
+        dropped = sorted(item["id"] for item in items if not may_see(viewer, item))
+        logger.error(
+            "The engine's listing of %s for member %s held %d item(s) they may not see; "
+            "they were dropped: %s.",
+            soul.slug,
+            viewer,
+            len(dropped),
+            ", ".join(dropped),
+        )
+    return visible
+
+
+def _change(
+    method: str, path: str, *, schema: dict[str, Any], tombstone_ids: list[int], body: Any = None
+) -> Any:
+    """Ask the engine for a change whose tombstones are already recorded
+    (:mod:`pippa_memory.tombstones`); if it refuses, nothing changed, and they are withdrawn."""
+    try:
+        return _engine(method, path, schema=schema, body=body)
+    except MemoryRefusal:
+        tombstones.withdraw_tombstones(tombstone_ids)
+        raise
+
+
 def no_such_item() -> MemoryRefusal:
     return MemoryRefusal(
         code="not_found", message="No such memory, or not one you can see.", status=404
@@ -219,7 +252,8 @@ def list_items(
     if cursor:
         query["cursor"] = cursor
     data = _engine("GET", f"{_soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS)
-    items = [MemoryItem.from_engine(item) for item in data["items"]]
+    visible = visible_items(soul=soul, viewer=member_id(user), items=data["items"])
+    items = [MemoryItem.from_engine(item) for item in visible]
     return ItemsPage(items=items, next=data["next"], revision=data["revision"])
 
 
@@ -244,7 +278,7 @@ def find_item(*, soul: Soul, viewer: str, item_id: str) -> MemoryItem:
         query = {"viewer": viewer, "limit": "100", **({"cursor": cursor} if cursor else {})}
         path = f"{_soul_path(soul, 'items')}?{urlencode(query)}"
         data = _engine("GET", path, schema=contract.ITEMS)
-        for item in data["items"]:
+        for item in visible_items(soul=soul, viewer=viewer, items=data["items"]):
             if item["id"] == item_id:
                 return MemoryItem.from_engine(item)
         if not data["next"]:
@@ -294,7 +328,8 @@ def forget_item(*, soul: Soul, user: AbstractBaseUser, item_id: str) -> Changed:
     if not may_forget(user, item):
         raise not_yours("forget")
     path = f"{_soul_path(soul, 'items', item.id)}?{urlencode({'viewer': member_id(user)})}"
-    data = _engine("DELETE", path, schema=contract.FORGOTTEN)
+    stones = tombstones.record_tombstones(soul=soul, item_ids={item.id})
+    data = _change("DELETE", path, schema=contract.FORGOTTEN, tombstone_ids=stones)
     repinned = forgetting.repin_holders(soul=soul, item_ids={item.id}, requested_by=user)
     return Changed(revision=data["revision"], count=1, repinned=repinned)
 
@@ -310,9 +345,17 @@ def change_scope(*, soul: Soul, user: AbstractBaseUser, item_id: str, scope: str
     if not may_change_scope(user, item):
         raise not_yours("change the scope of")
     body = {"viewer": member_id(user), "scope": scope}
-    data = _engine("PATCH", _soul_path(soul, "items", item.id), schema=contract.RESCOPED, body=body)
+    stones = []
+    if scope == "private" and item.scope != "private":
+        stones = tombstones.record_tombstones(
+            soul=soul, item_ids={item.id}, keep_for_viewer=member_id(user)
+        )
+    path = _soul_path(soul, "items", item.id)
+    data = _change("PATCH", path, schema=contract.RESCOPED, body=body, tombstone_ids=stones)
     changed = MemoryItem.from_engine(data["item"])
     repinned = forgetting.Repinned()
+    if changed.scope == "household":
+        tombstones.withdraw_made_private(soul=soul, item_id=item.id)
     if changed.scope == "private" and item.scope != "private":
         repinned = forgetting.repin_holders(
             soul=soul,
@@ -341,7 +384,8 @@ def forget_member(*, soul: Soul, user: AbstractBaseUser, member: str) -> Changed
     started = forgetting.now()
     item_ids = said_by_member(soul=soul, member=member)
     path = _soul_path(soul, "members", member, "forget")
-    data = _engine("POST", path, schema=contract.FORGOTTEN_MEMBER, body={})
+    stones = tombstones.record_tombstones(soul=soul, item_ids=item_ids)
+    data = _change("POST", path, schema=contract.FORGOTTEN_MEMBER, body={}, tombstone_ids=stones)
     fetched_since = started if data["forgotten"] > len(item_ids) else None
     repinned = forgetting.repin_holders(
         soul=soul, item_ids=item_ids, requested_by=user, fetched_since=fetched_since

@@ -52,6 +52,27 @@ class MemoryBlock(models.Model):
         return f"{self.soul} @ {self.revision}" + (f" for {self.viewer}" if self.viewer else "")
 
 
+class ItemTombstone(models.Model):
+    """An item a member asked to forget (or made private), recorded before the engine is asked, so
+    that a block the engine rendered before the change is never pinned. Ids only, never text.
+    ``keep_for_viewer``: the owner of an item made private, whose own blocks may still hold it;
+    blank for a forget (no block may hold it)."""
+
+    soul = models.ForeignKey(Soul, on_delete=models.CASCADE, related_name="item_tombstones")
+    item_id = models.CharField(max_length=200)
+    keep_for_viewer = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["soul", "item_id"], name="tombstone_soul_item")]
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.soul} {self.item_id}" + (
+            f" kept for {self.keep_for_viewer}" if self.keep_for_viewer else ""
+        )
+
+
 class MemberPreference(models.Model):
     """A member's own memory settings: the scope a ``remember`` gets when the model names none."""
 

@@ -19,6 +19,13 @@ life like any other. A pinned block the engine answers ``410 gone`` for (it held
 forgotten, which must never render again) is re-pinned to the head, recorded with the reason
 ``forgotten``: again one prompt-cache miss.
 
+A block holding an item forgotten (or made private to someone else) since the engine rendered it is
+never pinned: each forget first records a tombstone (:mod:`pippa_memory.tombstones`), and the pin
+step checks the block's items against them before storing it (asking the engine once more; still
+stale, the conversation is pinned absent with the reason ``stale_block``, an engine failure, so the
+next turn asks again), once more after its pin is committed, and whenever a later turn reads the
+stored block (then it re-pins, ``forgotten``).
+
 All of this happens in :func:`settle_turn_pin`, the plug-in's ``settle`` point, before the prompt
 is assembled; :func:`pinned_block`, which assembly calls, only reads. Every pin, the unattended
 runs' too, is written by :func:`pin_conversation`.
@@ -38,6 +45,7 @@ from pippa_memory.client import call_engine
 from pippa_memory.conf import memory_applies, memory_settings, why_memory_does_not_apply
 from pippa_memory.members import viewer_id, viewer_query
 from pippa_memory.models import MemoryBlock, PinRecord, sha256_of
+from pippa_memory.tombstones import tombstoned_items
 from webui.canonical import without_nul
 from webui.models import Conversation
 
@@ -51,6 +59,8 @@ ABSENT_BY_CHOICE = frozenset(
 ENGINE_RECOVERED = "engine_recovered"
 #: The pin history's reason for a re-pin because the pinned block held an item since forgotten.
 FORGOTTEN = "forgotten"
+#: Why a conversation is pinned absent when the engine's block still held a forgotten item.
+STALE_BLOCK = "stale_block"
 
 
 class BlockGone(Exception):
@@ -81,7 +91,37 @@ def render_block(*, soul_slug: str, revision: str, text: str) -> str:
     )
 
 
+def holds_tombstoned(conversation: Conversation, items: tuple[str, ...] | list[str]) -> bool:
+    """Whether a block for ``conversation``'s viewer holding ``items`` holds one forgotten, or made
+    private to someone else, since: a block that must not be pinned or rendered."""
+    return bool(
+        tombstoned_items(
+            soul_id=conversation.soul_id, viewer=block_viewer(conversation), items=items
+        )
+    )
+
+
 def decide_pin(conversation: Conversation, *, budget: float | None = None) -> PinDecision:
+    """:func:`ask_for_head`, refusing a block that holds a tombstoned item (the engine rendered it
+    before a forget it has applied since): the engine is asked once more within ``budget``, and if
+    its block is still stale the decision is absent, ``stale_block`` (an engine failure)."""
+    seconds = budget if budget is not None else memory_settings.CHAT_BUDGET
+    deadline = time.monotonic() + seconds
+    decision = ask_for_head(conversation, budget=seconds)
+    if decision.revision is None or not holds_tombstoned(conversation, decision.items):
+        return decision
+    decision = ask_for_head(conversation, budget=max(0.0, deadline - time.monotonic()))
+    if decision.revision is None or not holds_tombstoned(conversation, decision.items):
+        return decision
+    logger.warning(
+        "The engine's block %s for conversation %s still holds a forgotten item; pinned absent.",
+        decision.revision,
+        conversation.pk,
+    )
+    return PinDecision(None, None, STALE_BLOCK, decision.latency_ms)
+
+
+def ask_for_head(conversation: Conversation, *, budget: float | None = None) -> PinDecision:
     """Ask the engine for the soul's head as the conversation's viewer sees it, or say why the
     conversation goes without a block."""
     left_out = why_memory_does_not_apply(conversation)
@@ -174,7 +214,9 @@ def pin_as_decided(
     reason: str,
     only_if: QuerySet[Conversation] | None = None,
 ) -> bool:
-    """Store the block ``decision`` found (if any) and pin ``conversation`` to it."""
+    """Store the block ``decision`` found (if any) and pin ``conversation`` to it; then, should
+    a tombstone for one of its items have been committed since it was decided, unpin it
+    (:func:`unpin_if_tombstoned`)."""
     block = None
     if decision.revision is not None:
         block = store_block(
@@ -183,7 +225,7 @@ def pin_as_decided(
             text=decision.text or "",
             items=decision.items,
         )
-    return pin_conversation(
+    won = pin_conversation(
         conversation,
         revision=decision.revision,
         sha256=block.sha256 if block else "",
@@ -191,6 +233,39 @@ def pin_as_decided(
         latency_ms=decision.latency_ms,
         only_if=only_if,
     )
+    if won and block is not None:
+        unpin_if_tombstoned(conversation, block=block)
+    return won
+
+
+def unpin_if_tombstoned(conversation: Conversation, *, block: MemoryBlock) -> None:
+    """Pin ``conversation`` absent (``stale_block``: the next turn asks again) if its just
+    committed ``block`` holds a tombstoned item, and delete the block if nothing pins its revision.
+
+    This closes the race with a forget: either this check, made after the pin was committed, sees
+    the forget's tombstone, or the tombstone (and so the forget's scan of pinned blocks, which
+    follows the engine's answer) came after the pin, and the scan re-pins this conversation.
+    """
+    if not holds_tombstoned(conversation, block.items):
+        return
+    logger.warning(
+        "Conversation %s was pinned to %s as an item in it was being forgotten; pinned absent.",
+        conversation.pk,
+        block.revision,
+    )
+    still_pinned = Conversation.objects.filter(
+        pk=conversation.pk, pinned_head=block.revision, pinned_at=conversation.pinned_at
+    )
+    pin_conversation(
+        conversation,
+        revision=None,
+        sha256="",
+        reason=STALE_BLOCK,
+        latency_ms=None,
+        only_if=still_pinned,
+    )
+    if not Conversation.objects.filter(soul_id=block.soul_id, pinned_head=block.revision).exists():
+        MemoryBlock.objects.filter(pk=block.pk).delete()
 
 
 def pin_at_first_turn(conversation: Conversation, *, budget: float | None = None) -> bool:
@@ -267,9 +342,12 @@ def stored_block(conversation: Conversation) -> MemoryBlock | None:
 def fetch_block(conversation: Conversation, *, budget: float | None = None) -> MemoryBlock | None:
     """The stored block a pinned conversation needs, fetched by revision for its viewer if the
     row went missing; ``None`` (logged) when the engine cannot give it. Raises
-    :class:`BlockGone` when the engine answers that the block is gone."""
+    :class:`BlockGone` when the engine answers that the block is gone, or when the stored block
+    holds an item tombstoned for its viewer (forgotten, or made private to someone else)."""
     block = stored_block(conversation)
     if block is not None:
+        if holds_tombstoned(conversation, block.items):
+            raise BlockGone(conversation.pinned_head)
         return block
     answer = call_engine(
         "GET",

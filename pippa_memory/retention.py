@@ -2,7 +2,9 @@
 
 Brain-door audit rows (with the stored answers a repeated ``webhook-id`` gets back, long past any
 signature's tolerance), delivered turn events and dead ones go after their windows
-(``PRUNE_*_DAYS`` in :data:`~pippa_memory.conf.memory_settings`; 0 keeps them for ever). Pending
+(``PRUNE_*_DAYS`` in :data:`~pippa_memory.conf.memory_settings`; 0 keeps them for ever), and so do
+forget tombstones (ids only; long after any first turn that fetched a head before the forget has
+finished, :mod:`pippa_memory.tombstones`). Pending
 events are never pruned: they are the guarantee that a turn reaches the engine. Pin records,
 pending asks and an unattended run's memory cascade with their conversation, so they live exactly
 as long as it does.
@@ -13,7 +15,7 @@ from datetime import datetime
 from django.db.models import Q
 
 from pippa_memory.conf import memory_settings
-from pippa_memory.models import BrainCall, OutboxEvent
+from pippa_memory.models import BrainCall, ItemTombstone, OutboxEvent
 from webui.retention import PruneTarget, windowed_target
 
 
@@ -47,5 +49,13 @@ def memory_prune_targets(*, now: datetime) -> list[PruneTarget]:
             rows=lambda cutoff: OutboxEvent.objects.dead().filter(
                 Q(revived_at__isnull=True, created_at__lt=cutoff) | Q(revived_at__lt=cutoff)
             ),
+        ),
+        windowed_target(
+            label="forget tombstones",
+            rule="older than {window}",
+            days=memory_settings.PRUNE_TOMBSTONES_DAYS,
+            setting="PIPPA_MEMORY_PRUNE_TOMBSTONES_DAYS",
+            now=now,
+            rows=lambda cutoff: ItemTombstone.objects.filter(created_at__lt=cutoff),
         ),
     ]

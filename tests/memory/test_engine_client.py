@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
 
+from pippa_memory import contract
 from pippa_memory.client import call_engine
 from pippa_memory.reference_engine import ReferenceEngine
 
@@ -40,3 +41,23 @@ def test_a_token_that_cannot_be_a_header_is_absent_not_raised_and_not_quoted(
     assert "SECRET" not in answer.detail
     assert "engine-tok" not in answer.detail
     assert memory_on.received == []
+
+
+def answer_with_items(items: Any) -> dict[str, Any]:
+    return {"soul": "pippa", "revision": "r1", "viewer": None, "block": "", "items": items}
+
+
+def test_an_answer_of_the_wrong_shape_names_where_and_which_rule_never_the_value(
+    memory_on: ReferenceEngine, caplog: Any
+) -> None:
+    # A memory's text where the schema wants an item list: jsonschema's message would quote it.
+    text = "Bob's new door code is 4471, tell nobody"
+    memory_on.set_fault("wrong_shape", paths=[HEAD], body=answer_with_items(text))
+
+    answer = call_engine("GET", HEAD, schema=contract.BLOCK)
+
+    assert answer.reason == "wrong_shape"
+    assert "(rule: " in answer.detail
+    for said in (answer.detail, caplog.text):
+        assert "4471" not in said
+        assert "door code" not in said

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from pippa_memory.models import BrainCall, OutboxEvent, PinRecord
+from pippa_memory.models import BrainCall, ItemTombstone, OutboxEvent, PinRecord
 from webui.models import Conversation, Message
 from webui.turns import run_turn
 
@@ -132,3 +132,13 @@ def test_pin_records_live_exactly_as_long_as_their_conversation(
 
     assert list(Conversation.objects.all()) == [kept]
     assert list(PinRecord.objects.values_list("conversation_id", flat=True)) == [kept.pk]
+
+
+def test_forget_tombstones_go_after_their_window_and_recent_ones_stay(soul: Any) -> None:
+    old = ItemTombstone.objects.create(soul=soul, item_id="m-old")
+    recent = ItemTombstone.objects.create(soul=soul, item_id="m-recent")
+    ItemTombstone.objects.filter(pk=old.pk).update(created_at=days_ago(31))
+
+    prune()
+
+    assert list(ItemTombstone.objects.values_list("pk", flat=True)) == [recent.pk]

@@ -207,7 +207,7 @@ def test_engine_text_quoting_the_token_or_the_brain_secret_is_masked_in_the_tool
 
     output = result.assistant_message.tool_uses[0]["output"]
     assert output["reason"] == "wrong_shape"
-    assert "at match: '[redacted]' is not one of" in output["message"]
+    assert "at match (rule: " in output["message"]
     stored = json.dumps(list(Message.objects.values("content", "tool_uses")))
     assert "wrong_shape" in caplog.text
     for text in (output["message"], stored, caplog.text):

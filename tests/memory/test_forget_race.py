@@ -1,0 +1,172 @@
+"""A forget (or an item made private) that lands while another member's first turn is pinning
+never leaves the item in that conversation's block: the tombstone recorded before the engine call
+makes the pin step refuse the stale block, before storing it or once its pin is committed. The
+forget is driven exactly in between, deterministically, against the reference engine over a
+socket."""
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from pippa_memory import items, pinning
+from pippa_memory.models import ItemTombstone, MemoryBlock, sha256_of
+from pippa_memory.reference_engine import ReferenceEngine
+from pippa_memory.tombstones import record_tombstones
+from webui.models import Conversation
+
+from .household_memory import add_memory
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "The spare key is under the blue pot."
+
+
+@pytest.fixture
+def bob(make_user: Any) -> Any:
+    return make_user("bob")
+
+
+@pytest.fixture(autouse=True)
+def nothing_rendered() -> None:
+    pinning.RENDERED.clear()
+
+
+def blocks_holding(item_id: str) -> list[MemoryBlock]:
+    return [block for block in MemoryBlock.objects.all() if item_id in block.items]
+
+
+def the_pin(conversation: Conversation) -> tuple[str | None, str]:
+    """The conversation's pinned revision and the reason of its latest pin record."""
+    conversation.refresh_from_db()
+    return conversation.pinned_head, conversation.pin_records.order_by("-id").first().reason
+
+
+def once(action: Callable[[], Any]) -> Callable[[], None]:
+    done: list[bool] = []
+
+    def run() -> None:
+        if not done:
+            done.append(True)
+            action()
+
+    return run
+
+
+def run_before_store(monkeypatch: pytest.MonkeyPatch, action: Callable[[], Any]) -> None:
+    """Run ``action`` after the head was fetched and checked, just before its block is stored."""
+    real, first = pinning.store_block, once(action)
+
+    def store(**kwargs: Any) -> MemoryBlock:
+        first()
+        return real(**kwargs)
+
+    monkeypatch.setattr(pinning, "store_block", store)
+
+
+def run_after_head(
+    monkeypatch: pytest.MonkeyPatch, action: Callable[[], Any], *, keep_answering_stale: bool
+) -> None:
+    """Run ``action`` once the engine answered the first head; with ``keep_answering_stale``,
+    every later head call gets that first (stale) answer again."""
+    real, first, answers = pinning.call_engine, once(action), []
+
+    def call(method: str, path: str, **kwargs: Any) -> Any:
+        if "/head" not in path:
+            return real(method, path, **kwargs)
+        if answers and keep_answering_stale:
+            return answers[0]
+        answers.append(real(method, path, **kwargs))
+        first()
+        return answers[-1]
+
+    monkeypatch.setattr(pinning, "call_engine", call)
+
+
+def test_a_forget_landing_between_the_head_and_the_store_never_rides_the_conversation(
+    memory_on: ReferenceEngine, user: Any, bob: Any, make_conversation: Any, monkeypatch: Any
+) -> None:
+    forgotten = add_memory(memory_on, SECRET, by=user)
+    bobs = make_conversation(viewer=bob)
+    run_before_store(
+        monkeypatch, lambda: items.forget_item(soul=bobs.soul, user=user, item_id=forgotten)
+    )
+
+    pinning.settle_turn_pin(bobs)
+
+    assert the_pin(bobs) == (None, pinning.STALE_BLOCK)
+    assert pinning.pinned_block(bobs) is None
+    assert blocks_holding(forgotten) == []
+    pinning.settle_turn_pin(bobs)  # the next turn asks again
+    assert the_pin(bobs)[1] == pinning.ENGINE_RECOVERED
+    assert SECRET not in pinning.pinned_block(bobs)
+    assert blocks_holding(forgotten) == []
+
+
+def test_an_item_made_private_while_a_head_is_fetched_is_refused_and_the_head_asked_again(
+    memory_on: ReferenceEngine, user: Any, bob: Any, make_conversation: Any, monkeypatch: Any
+) -> None:
+    shared = add_memory(memory_on, SECRET, by=user)
+    bobs, alices = make_conversation(viewer=bob), make_conversation(viewer=user)
+    make_private = lambda: items.change_scope(  # noqa: E731
+        soul=bobs.soul, user=user, item_id=shared, scope="private"
+    )
+    run_after_head(monkeypatch, make_private, keep_answering_stale=False)
+
+    pinning.settle_turn_pin(bobs)
+    pinning.settle_turn_pin(alices)
+
+    revision, reason = the_pin(bobs)
+    assert revision is not None
+    assert reason == ""
+    assert SECRET not in pinning.pinned_block(bobs)
+    assert [block.viewer for block in blocks_holding(shared)] == [str(user.pk)]
+    assert SECRET in pinning.pinned_block(alices)  # the owner's own blocks keep it
+
+
+def test_a_head_still_stale_when_asked_again_pins_absent_as_an_engine_failure(
+    memory_on: ReferenceEngine, user: Any, bob: Any, make_conversation: Any, monkeypatch: Any
+) -> None:
+    forgotten = add_memory(memory_on, SECRET, by=user)
+    bobs = make_conversation(viewer=bob)
+    forget = lambda: items.forget_item(soul=bobs.soul, user=user, item_id=forgotten)  # noqa: E731
+    run_after_head(monkeypatch, forget, keep_answering_stale=True)
+
+    pinning.settle_turn_pin(bobs)
+
+    assert the_pin(bobs) == (None, pinning.STALE_BLOCK)
+    assert blocks_holding(forgotten) == []
+    assert pinning.absent_because_engine_failed(bobs)
+
+
+def test_a_stored_block_holding_a_tombstoned_item_is_repinned_as_forgotten_at_a_later_turn(
+    memory_on: ReferenceEngine, bob: Any, make_conversation: Any
+) -> None:
+    bobs = make_conversation(viewer=bob)
+    MemoryBlock.objects.create(
+        soul=bobs.soul, revision="r-old", viewer=str(bob.pk), text=SECRET,
+        sha256=sha256_of(SECRET), items=["m-gone"],
+    )  # fmt: skip
+    Conversation.objects.filter(pk=bobs.pk).update(pinned_head="r-old", pinned_at=timezone.now())
+    bobs.refresh_from_db()
+    record_tombstones(soul=bobs.soul, item_ids={"m-gone"})
+
+    pinning.settle_turn_pin(bobs)
+
+    revision, reason = the_pin(bobs)
+    assert revision not in (None, "r-old")
+    assert reason == pinning.FORGOTTEN
+    assert SECRET not in pinning.pinned_block(bobs)
+
+
+def test_a_forget_the_engine_refuses_withdraws_its_tombstone(
+    memory_on: ReferenceEngine, user: Any, soul: Any
+) -> None:
+    kept = add_memory(memory_on, SECRET, by=user)
+    memory_on.set_fault("error", status=503, paths=[f"/v1/souls/pippa/items/{kept}"])
+
+    with pytest.raises(items.MemoryRefusal):
+        items.forget_item(soul=soul, user=user, item_id=kept)
+
+    assert not ItemTombstone.objects.exists()
