@@ -25,6 +25,8 @@ def send(page: Page, text: str) -> None:
     page.get_by_label("Message").fill(text)
     page.get_by_role("button", name="Send").click()
     expect(page.locator(".message.assistant")).to_have_count(before + 1)
+    # The reply's element comes with its first piece; the turn is over when Send is back.
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()
 
 
 def test_flipping_the_switch_decides_the_tool_for_new_conversations(
