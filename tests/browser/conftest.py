@@ -43,7 +43,10 @@ def browser() -> Iterator[object]:
         if os.environ.get("CI") == "true":
             pytest.fail(f"Browser tests must run in CI: {message}")
         pytest.skip(message)
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    # Assertions wait as long as actions do: a turn on a busy 2-core CI machine can take seconds.
+    expect.set_options(timeout=15000)
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
@@ -55,10 +58,6 @@ def browser() -> Iterator[object]:
 
 @pytest.fixture
 def page(browser: object) -> Iterator[object]:
-    from playwright.sync_api import expect
-
-    # Assertions wait as long as actions do: a turn on a busy 2-core CI machine can take seconds.
-    expect.set_options(timeout=15000)
     context = browser.new_context(viewport={"width": 1100, "height": 900})  # type: ignore[attr-defined]
     page = context.new_page()
     page.set_default_timeout(15000)
