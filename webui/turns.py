@@ -38,7 +38,7 @@ from webui.turn_events import (
     TurnResult,
     TurnStarted,
 )
-from webui.turn_lock import TurnBusy, TurnLock, claim_turn, release_turn
+from webui.turn_lock import TurnBusy, TurnLock, TurnLost, claim_turn, release_turn
 from webui.vault import VaultError
 from webui.vessels.base import VesselAdapter, VesselReply, normalised_usage
 from webui.vessels.errors import VesselError
@@ -174,6 +174,17 @@ def locked_turn_events(
     yield outcome
 
 
+def lost_turn_error(message: Message) -> TurnError:
+    """The turn ran past its lease and another claimed the conversation: it saves nothing more."""
+    return TurnError(
+        code="turn_lost",
+        message="This reply took too long and another one started in this conversation, so it "
+        "was dropped. Wait for that one, then retry if your message still has no answer.",
+        status=409,
+        user_message=message,
+    )
+
+
 def message_to_answer(
     *, conversation: Conversation, text: str | None, user_message: Message | None
 ) -> Message:
@@ -223,8 +234,11 @@ def answered_events(
     )
     try:
         answer = yield from answer_events(turn=turn, lock=lock, stop=stop, streamed=streamed)
+        lock.renew()  # only the lock's holder saves the answer
     except TurnError as error:
         return TurnFailed(error)
+    except TurnLost:
+        return TurnFailed(lost_turn_error(message))
     try:
         assistant_message = save_answer(turn=turn, answer=answer)
     except IntegrityError:
@@ -330,6 +344,7 @@ def vessel_rounds(
             usage[key] += int(round_usage.get(key, 0))
     used_ids = {use.id for tool_round in rounds for use in tool_round.tool_uses}
     while True:
+        # Renews the lease to cover this vessel call's worst case from its start.
         if stop.is_set() or lock.poll(now=True):
             return Answer(text="", rounds=rounds, usage=usage, stopped=True)
         reply, partial = yield from streamed_reply(
@@ -346,6 +361,7 @@ def vessel_rounds(
             text = "\n\n".join(part for part in (reply.text, note) if part)
             return Answer(text=text, rounds=rounds, usage=usage)
         tool_round = yield from run_tool_round(turn=turn, reply=reply, used_ids=used_ids)
+        lock.renew()  # only the lock's holder keeps the round
         save_tool_round(
             user_message=turn.user_message,
             index=len(rounds),

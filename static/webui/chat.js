@@ -13,6 +13,11 @@
   const retryButton = document.getElementById("retry");
   const stopButton = document.getElementById("stop");
   const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
+  // Whether a send or retry is running: a second one (Ctrl+Enter ignores the disabled Send button)
+  // would be refused and, finishing, forget the running turn's Stop.
+  let inFlight = false;
+  // The saved message that failed and Retry answers (its id); null when there is none to retry.
+  let retryId = null;
 
   function pretty(value) {
     return typeof value === "string" ? value : JSON.stringify(value, null, 2);
@@ -85,7 +90,10 @@
     return document.querySelector('.message[data-id="' + message.id + '"]');
   }
 
-  function showError(text) {
+  // Shows the error; Retry only when ``failedId`` names the saved message it would answer.
+  function showError(text, failedId) {
+    retryId = failedId || null;
+    retryButton.hidden = retryId === null;
     errorBox.querySelector(".text").textContent = text + " ";
     errorBox.hidden = false;
   }
@@ -146,10 +154,11 @@
     const saved = error.details && error.details.user_message;
     if (saved && !shown(saved)) render(saved);
     if (error.code === "turn_in_progress") {
+      // Nothing was saved and another reply is running: no Retry, only the plain sentence.
       showError("A reply is still being written in this conversation; wait for it, then send again.");
       return false;
     }
-    showError(error.message || "Something went wrong (HTTP " + httpStatus + ").");
+    showError(error.message || "Something went wrong (HTTP " + httpStatus + ").", saved && saved.id);
     // The message was kept: clear the box so it is not sent twice; Retry answers it.
     return Boolean(saved);
   }
@@ -201,7 +210,7 @@
         handle(value);
       }
     } catch (e) {
-      outcome = null;
+      // A broken connection after the last event changes nothing: the outcome stands.
     }
     if (outcome !== null) return outcome;
     // The stream broke off: the server still finishes the reply and saves it.
@@ -211,6 +220,8 @@
   }
 
   async function call(url, body) {
+    if (inFlight) return false;
+    inFlight = true;
     button.disabled = true;
     retryButton.disabled = true;
     status.textContent = "Waiting for the reply…";
@@ -235,6 +246,7 @@
       stopButton.hidden = true;
       delete stopButton.dataset.turnId;
       status.textContent = "";
+      inFlight = false;
     }
   }
 
@@ -264,10 +276,13 @@
   textarea.addEventListener("keydown", function (event) {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) form.requestSubmit();
   });
-  retryButton.addEventListener("click", function () { call(form.dataset.retryUrl, {}); });
+  retryButton.addEventListener("click", function () {
+    if (retryId) call(form.dataset.retryUrl, { message: retryId });
+  });
 
-  for (const message of JSON.parse(document.getElementById("history").textContent)) render(message);
+  const history = JSON.parse(document.getElementById("history").textContent);
+  for (const message of history) render(message);
   if (JSON.parse(document.getElementById("last-unanswered").textContent)) {
-    showError("Your last message has no reply yet.");
+    showError("Your last message has no reply yet.", history[history.length - 1].id);
   }
 })();

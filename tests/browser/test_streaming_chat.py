@@ -1,6 +1,8 @@
 """The chat page reads the reply as server-sent events, in a real browser against a live server:
-the text shows before the reply is complete, Stop keeps the partial reply (shown as stopped), and a
-second tab posting while a reply is written is told to wait."""
+the text shows before the reply is complete, Stop keeps the partial reply (shown as stopped), a
+second tab posting while a reply is written is told to wait (without Retry), Retry answers the
+message that failed, Ctrl+Enter while a reply is written sends nothing, and a connection that
+breaks after the last event shows no error."""
 
 from typing import Any
 
@@ -8,7 +10,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.test_chat_flow import log_in
+from tests.host.fakes import FailingAdapter
 from webui.models import Conversation, Message
+from webui.vessels import registry
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -20,6 +24,28 @@ WRITING_TEXT = """() => {
   const body = document.querySelector(".message.assistant.writing .content");
   return body && body.textContent.length > 0 ? body.textContent : null;
 }"""
+
+
+OFFLINE = registry.ADAPTER_CLASSES["offline"]
+# Every event stream the page reads ends in a network error after its last byte, as a connection
+# cut just after the server's final event would.
+BREAK_THE_STREAM_AT_ITS_END = """(() => {
+  const realFetch = window.fetch;
+  window.fetch = async function (...args) {
+    const response = await realFetch(...args);
+    if (!(response.headers.get("Content-Type") || "").startsWith("text/event-stream")) return response;
+    const reader = response.body.getReader();
+    const body = new ReadableStream({
+      async pull(controller) {
+        const { value, done } = await reader.read();
+        if (!done) return controller.enqueue(value);
+        window.streamBroken = true;
+        controller.error(new TypeError("network error"));
+      },
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+  };
+})();"""
 
 
 @pytest.fixture
@@ -106,7 +132,71 @@ def test_a_second_tab_sending_while_a_reply_is_written_is_told_to_wait(
     send(second_tab, "are you there?")
 
     expect(second_tab.get_by_role("alert")).to_contain_text(WAIT_MESSAGE)
+    expect(second_tab.get_by_role("button", name="Retry")).to_be_hidden()
     expect(second_tab.get_by_label("Message")).to_have_value("are you there?")
     expect(second_tab.locator(".message")).to_have_count(0)
     expect(page.locator(".message.assistant:not(.writing)")).to_contain_text(FULL_REPLY)
     assert not Message.objects.filter(content="are you there?").exists()
+
+
+def test_retry_answers_the_message_that_failed_not_a_newer_unanswered_one(
+    live_server: Any,
+    page: Page,
+    user: Any,
+    conversation: Conversation,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    log_in(page, live_server.url, "alice")
+    open_conversation(page, live_server, conversation)
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", FailingAdapter)
+
+    send(page, "first question")
+    expect(page.get_by_role("alert")).to_contain_text("overloaded")
+    failed = Message.objects.get(content="first question")
+    # Another tab's message fails too, after this one: the newest unanswered message.
+    newer = Message.objects.create(conversation=conversation, role="user", content="later")
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", OFFLINE)
+    with page.expect_request("**/retry/") as retry:
+        page.get_by_role("button", name="Retry").click()
+
+    assert retry.value.post_data_json == {"message": str(failed.pk)}
+    expect(page.locator(".message.assistant")).to_contain_text("first question")
+    assert Message.objects.get(role="assistant").answers == failed
+    assert not Message.objects.filter(answers=newer).exists()
+
+
+def test_ctrl_enter_while_a_reply_is_written_sends_nothing_more(
+    live_server: Any, page: Page, user: Any, conversation: Conversation, slow_offline_vessel: None
+) -> None:
+    log_in(page, live_server.url, "alice")
+    open_conversation(page, live_server, conversation)
+    posts: list[str] = []
+    page.on(
+        "request", lambda request: posts.append(request.url) if request.method == "POST" else None
+    )
+
+    send(page, LONG)
+    page.wait_for_function(WRITING_TEXT)
+    page.get_by_label("Message").fill("and another thing")
+    page.get_by_label("Message").press("Control+Enter")
+
+    expect(page.locator(".message.assistant:not(.writing)")).to_contain_text(FULL_REPLY)
+    assert len(posts) == 1
+    expect(page.get_by_role("button", name="Stop")).to_be_hidden()
+    assert not Message.objects.filter(content="and another thing").exists()
+
+
+def test_a_connection_that_breaks_after_the_reply_arrived_shows_no_error(
+    live_server: Any, page: Page, user: Any, conversation: Conversation
+) -> None:
+    page.add_init_script(BREAK_THE_STREAM_AT_ITS_END)
+    log_in(page, live_server.url, "alice")
+    open_conversation(page, live_server, conversation)
+
+    send(page, "hello")
+
+    expect(page.locator(".message.assistant")).to_contain_text("I heard: “hello”")
+    page.wait_for_function("() => window.streamBroken === true")
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()
+    expect(page.locator("#chat-error")).to_be_hidden()
+    expect(page.get_by_label("Message")).to_have_value("")

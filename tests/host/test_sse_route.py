@@ -2,9 +2,11 @@
 order and in their documented shapes, ``done`` and ``error`` carry exactly the JSON route's bodies,
 and a client that goes away mid-stream still gets its reply saved."""
 
+import inspect
 import json
 import secrets
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -14,7 +16,11 @@ import pytest
 import requests
 from django.test import Client
 
+from webui.api import streams
 from webui.models import Conversation, Message
+from webui.turn_events import Delta
+from webui.vessels import registry
+from webui.vessels.offline import OfflineAdapter
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -201,3 +207,57 @@ def test_a_client_that_goes_away_mid_stream_still_gets_its_reply_saved(
         time.sleep(0.1)
     reply = conversation.messages.get(role="assistant")
     assert reply.content == f"(offline) I heard: “{text}”"
+
+
+class BrokenStreamAdapter(OfflineAdapter):
+    """The offline vessel with a bug: its stream raises what no turn expects."""
+
+    def stream(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug in the adapter")
+
+
+def test_an_unexpected_failure_after_the_turn_started_names_the_kept_message_for_retry(
+    live_server: Any, http: requests.Session, conversation: Conversation, monkeypatch: Any
+) -> None:
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", BrokenStreamAdapter)
+
+    events = stream(http, messages_url(live_server, conversation), {"text": "hello"})
+
+    assert [name for name, _ in events] == ["turn", "error"]
+    error = events[-1][1]
+    assert (error["status"], error["error"]["code"]) == (500, "server_error")
+    assert "Retry" in error["error"]["message"]
+    kept = conversation.messages.get(role="user")
+    listed = http.get(messages_url(live_server, conversation), timeout=10).json()
+    assert error["error"]["details"] == {"user_message": listed[0]}
+    assert listed[0]["id"] == str(kept.pk)
+
+
+def test_a_turn_whose_event_fails_to_encode_is_closed_before_its_connections(
+    monkeypatch: Any,
+) -> None:
+    def turn() -> Iterator[Any]:
+        yield Delta("half a")
+        yield Delta(" reply")
+
+    events = turn()
+    states_at_close: list[str] = []
+    closed = threading.Event()
+
+    class Connections:
+        def close_all(self) -> None:
+            states_at_close.append(inspect.getgeneratorstate(events))
+            closed.set()
+
+    def broken_encoding(event: Any) -> bytes:
+        raise ValueError("cannot encode")
+
+    monkeypatch.setattr(streams, "encode_turn_event", broken_encoding)
+    monkeypatch.setattr(streams, "connections", Connections())
+
+    pending = streams.run_turn_in_worker(events)
+
+    assert b"server_error" in pending.get(timeout=30)
+    assert pending.get(timeout=30) == b""
+    assert closed.wait(30)
+    assert states_at_close == [inspect.GEN_CLOSED]

@@ -33,6 +33,7 @@ from rest_framework.request import Request
 from rest_framework.utils.encoders import JSONEncoder
 
 from webui.api.replies import turn_error_response, turn_response
+from webui.api.serializers import MessageSerializer
 from webui.models import Conversation, Message
 from webui.turn_events import (
     Delta,
@@ -51,14 +52,23 @@ EVENT_STREAM = "text/event-stream"
 #: Seconds without an event before a comment line keeps proxies and the browser from giving up.
 KEEP_ALIVE_SECONDS = 15.0
 _END = b""
-SERVER_ERROR = {
-    "error": {
-        "code": "server_error",
-        "message": "The reply failed on the server (it is logged). Send the message again.",
-        "details": {},
-    },
-    "status": 500,
-}
+
+
+def server_error(user_message: Message | None) -> dict[str, object]:
+    """The ``error`` event for a turn that failed unexpectedly (a bug, logged): with the saved
+    user message in its details, as the JSON route's errors have it, once the turn had saved it,
+    so the page offers Retry instead of a resend that would save it twice."""
+    message = "The reply failed on the server (it is logged). Send the message again."
+    details: dict[str, object] = {}
+    if user_message is not None:
+        message = (
+            "The reply failed on the server (it is logged). Your message is kept: press Retry."
+        )
+        details["user_message"] = MessageSerializer(user_message).data
+    return {
+        "error": {"code": "server_error", "message": message, "details": details},
+        "status": 500,
+    }
 
 
 def wants_event_stream(request: Request) -> bool:
@@ -104,19 +114,37 @@ def encode_turn_event(event: TurnEvent) -> bytes:
     raise TypeError(f"Not a turn event: {event!r}")
 
 
+def finish_turn(events: Iterator[TurnEvent]) -> None:
+    """Close the turn's events: a turn left mid-way (an event that failed to encode) runs to its
+    end and releases its lock now, in this thread. A failure there is logged, not raised."""
+    close = getattr(events, "close", None)
+    if close is None:
+        return
+    try:
+        close()
+    except Exception:
+        logger.exception("A streamed turn failed while it was being closed")
+
+
 def run_turn_in_worker(events: Iterator[TurnEvent]) -> "queue.SimpleQueue[bytes]":
     """Start a thread that runs ``events`` to its end, putting each one encoded on the queue
-    returned and then an empty chunk. The thread does not depend on anyone reading the queue."""
+    returned and then an empty chunk. The thread does not depend on anyone reading the queue.
+    The turn is over (closed, its lock free) before the empty chunk and the thread's database
+    connections are closed."""
     pending: queue.SimpleQueue[bytes] = queue.SimpleQueue()
 
     def drain() -> None:
+        saved: Message | None = None
         try:
             for event in events:
+                if isinstance(event, TurnStarted):
+                    saved = event.user_message
                 pending.put(encode_turn_event(event))
         except Exception:
             logger.exception("A streamed turn failed unexpectedly")
-            pending.put(encode_event("error", SERVER_ERROR))
+            pending.put(encode_event("error", server_error(saved)))
         finally:
+            finish_turn(events)
             pending.put(_END)
             connections.close_all()  # this thread's own connections
 
