@@ -33,7 +33,9 @@ def claim_due_jobs(*, now: timezone.datetime | None = None) -> list[ScheduledJob
     claimed = []
     with transaction.atomic():
         due = (
-            ScheduledJob.objects.select_for_update(skip_locked=True)
+            # Lock the job rows only: locking the joined soul and vessel rows too would make two
+            # runners skip each other's jobs (SKIP LOCKED skips a row if any joined row is taken).
+            ScheduledJob.objects.select_for_update(skip_locked=True, of=("self",))
             .filter(enabled=True, next_run_at__lte=now)
             .select_related("soul", "vessel")
         )

@@ -5,9 +5,6 @@ username out in the other."""
 
 import base64
 import json
-import os
-import socket
-import subprocess
 import sys
 import time
 import uuid
@@ -15,7 +12,6 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 import redis
@@ -25,12 +21,12 @@ from django.core.cache import cache
 from standardwebhooks import Webhook
 
 from pippa_memory.models import BrainCall
+from tests.live_servers import free_port, running_server, server_environment
 from tests.memory.test_outbox_workers import database_url
 from webui.models import Soul, Vessel
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-ROOT = Path(__file__).resolve().parents[2]
 SECRET = "whsec_" + base64.b64encode(b"shared-throttle-brain-secret-012").decode()
 PASSWORD = "throttle-test-password-42"
 RATE = 10  # per hour, so a window never ends while a test runs
@@ -46,12 +42,8 @@ DECIDE = {
 @contextmanager
 def gunicorn(**settings: str) -> Iterator[str]:
     """The WSGI app under gunicorn with two worker processes, on this test's database."""
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIPPA_", "DJANGO_", "WEBUI_"))}
-    env.update(
+    port = free_port()
+    env = server_environment(
         DJANGO_SETTINGS_MODULE="tests.settings",
         DATABASE_URL=database_url(),
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
@@ -61,29 +53,9 @@ def gunicorn(**settings: str) -> Iterator[str]:
         PIPPA_MEMORY_BRAIN_UNSIGNED_RATE=f"{RATE}/h",
         **settings,
     )
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "webui.wsgi", "-w", "2", "-b", f"127.0.0.1:{port}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60  # workers boot slowly while the rest of the suite runs
-        while True:
-            try:
-                requests.get(f"{url}/accounts/login/", timeout=5)
-                break
-            except requests.RequestException:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.fail("gunicorn did not start within 60 s")
-                time.sleep(0.2)
+    command = [sys.executable, "-m", "gunicorn", "webui.wsgi", "-w", "2", "-b", f"127.0.0.1:{port}"]
+    with running_server(command, port=port, env=env) as url:
         yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
 
 
 @pytest.fixture

@@ -3,11 +3,9 @@ gunicorn with gthread workers) keeps answering pages while 16 streamed replies a
 
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,12 +15,13 @@ import requests
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
+from tests.live_servers import ROOT, free_port, running_server, server_environment
 from tests.memory.test_outbox_workers import database_url
 from webui.models import Conversation, Message, Soul, Vessel
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-ROOT = Path(__file__).resolve().parents[2]
+
 STREAMS = 16
 PASSWORD = "streams-under-load-password-42"
 # 25 pieces at half a second each: every stream stays open for about twelve seconds.
@@ -42,8 +41,7 @@ def procfile_web_command() -> str:
 def production_server(tmp_path: Path) -> Iterator[str]:
     """The Procfile's web command under the production profile, on this test's database."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIPPA_", "DJANGO_", "WEBUI_"))}
-    env.update(
+    env = server_environment(
         DJANGO_SETTINGS_MODULE="webui.settings_production",
         DJANGO_SECRET_KEY="streams-under-load-" + "k" * 48,
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
@@ -54,7 +52,7 @@ def production_server(tmp_path: Path) -> Iterator[str]:
         PIPPA_MEMORY_ENABLED="false",
         WEBUI_OFFLINE_PACE_SECONDS=PACE_SECONDS,
         WEBUI_ADDR=f"127.0.0.1:{port}",
-        PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '')}",
+        PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
     )
     subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
@@ -62,38 +60,12 @@ def production_server(tmp_path: Path) -> Iterator[str]:
         env=env,
         check=True,
     )
-    log = (tmp_path / "gunicorn.log").open("w")
-    server = subprocess.Popen(
-        ["sh", "-c", "exec " + procfile_web_command()], cwd=ROOT, env=env, stdout=log, stderr=log
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_answering(url, server)
+    command = ["sh", "-c", "exec " + procfile_web_command()]
+    with (
+        (tmp_path / "gunicorn.log").open("w") as log,
+        running_server(command, port=port, env=env, log=log) as url,
+    ):
         yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
-        log.close()
-
-
-def free_port() -> int:
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
-
-
-def wait_until_answering(url: str, server: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 60  # workers boot slowly while the rest of the suite runs
-    while True:
-        try:
-            requests.get(f"{url}/accounts/login/", timeout=5)
-            return
-        except requests.RequestException:
-            if time.monotonic() > deadline or server.poll() is not None:
-                pytest.fail("The Procfile's web server did not start within 60 s")
-            time.sleep(0.2)
 
 
 def log_in(url: str) -> dict[str, str]:

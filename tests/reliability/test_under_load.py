@@ -4,16 +4,11 @@ reaches the engine exactly once in effect; a bounded load on the brain door gets
 
 import base64
 import json
-import os
-import socket
-import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 import requests
@@ -24,13 +19,13 @@ from standardwebhooks import Webhook
 from pippa_memory.delivery import deliver_turn_event
 from pippa_memory.models import OutboxEvent
 from pippa_memory.reference_engine import ReferenceEngine
+from tests.live_servers import free_port, running_server, server_environment
 from tests.memory.conftest import TOKEN
 from tests.memory.test_outbox_workers import database_url
 from webui.models import Soul, Vessel
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-ROOT = Path(__file__).resolve().parents[2]
 SECRET = "whsec_" + base64.b64encode(b"reliability-brain-secret-0123456").decode()
 PASSWORD = "load-test-password-42"
 
@@ -38,12 +33,8 @@ PASSWORD = "load-test-password-42"
 @pytest.fixture
 def gunicorn(engine: ReferenceEngine) -> Iterator[str]:
     """The WSGI app under gunicorn with three workers, on this test's database."""
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIPPA_", "DJANGO_"))}
-    env.update(
+    port = free_port()
+    env = server_environment(
         # The suite's settings: the same password hasher as the users this test creates.
         DJANGO_SETTINGS_MODULE="tests.settings",
         DATABASE_URL=database_url(),
@@ -56,29 +47,9 @@ def gunicorn(engine: ReferenceEngine) -> Iterator[str]:
         PIPPA_MEMORY_BRAIN_SECRET=SECRET,
         PIPPA_MEMORY_BRAIN_RATE="100000/min",
     )
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "webui.wsgi", "-w", "3", "-b", f"127.0.0.1:{port}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60  # workers boot slowly while the rest of the suite runs
-        while True:
-            try:
-                requests.get(f"{url}/accounts/login/", timeout=5)
-                break
-            except requests.RequestException:
-                if time.monotonic() > deadline:
-                    pytest.fail("gunicorn did not start within 60 s")
-                time.sleep(0.2)
+    command = [sys.executable, "-m", "gunicorn", "webui.wsgi", "-w", "3", "-b", f"127.0.0.1:{port}"]
+    with running_server(command, port=port, env=env) as url:
         yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
 
 
 @pytest.fixture

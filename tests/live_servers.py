@@ -1,0 +1,62 @@
+"""The real web server in its own processes, for the tests that load it over loopback.
+
+One way to start it on a free port, wait until it answers, and stop it, shared by the load,
+throttle and streaming tests (each chooses its command and settings).
+"""
+
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The project's own variables are left out of the server's environment unless a test sets them.
+OWN_PREFIXES = ("PIPPA_", "DJANGO_", "WEBUI_")
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    return port
+
+
+def server_environment(**settings: str) -> dict[str, str]:
+    """This process's environment without the project's own variables, plus ``settings``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(OWN_PREFIXES)}
+    env.update(settings)
+    return env
+
+
+@contextmanager
+def running_server(
+    command: Sequence[str], *, port: int, env: dict[str, str], log: IO[str] | None = None
+) -> Iterator[str]:
+    """Run ``command`` (a server listening on ``port``) until the block ends; its base URL once
+    ``/accounts/login/`` answers. Fails the test if it has not answered within 60 s."""
+    output = log if log is not None else subprocess.DEVNULL
+    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=output, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60  # workers boot slowly while the rest of the suite runs
+        while True:
+            try:
+                requests.get(f"{url}/accounts/login/", timeout=5)
+                break
+            except requests.RequestException:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    pytest.fail(f"{command[0]} did not start answering within 60 s")
+                time.sleep(0.2)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
