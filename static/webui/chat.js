@@ -271,7 +271,9 @@
     event.preventDefault();
     const text = textarea.value.trim();
     if (!text) return;
-    if (await call(form.dataset.messagesUrl, { text: text })) textarea.value = "";
+    const sent = await call(form.dataset.messagesUrl, { text: text });
+    // Clear what was sent, but never what the member typed while the reply was being written.
+    if (sent && textarea.value.trim() === text) textarea.value = "";
   });
   textarea.addEventListener("keydown", function (event) {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) form.requestSubmit();

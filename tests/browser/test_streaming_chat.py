@@ -160,7 +160,8 @@ def test_retry_answers_the_message_that_failed_not_a_newer_unanswered_one(
         page.get_by_role("button", name="Retry").click()
 
     assert retry.value.post_data_json == {"message": str(failed.pk)}
-    expect(page.locator(".message.assistant")).to_contain_text("first question")
+    # The reply is saved once it is no longer being written.
+    expect(page.locator(".message.assistant:not(.writing)")).to_contain_text("first question")
     assert Message.objects.get(role="assistant").answers == failed
     assert not Message.objects.filter(answers=newer).exists()
 
@@ -200,3 +201,17 @@ def test_a_connection_that_breaks_after_the_reply_arrived_shows_no_error(
     expect(page.get_by_role("button", name="Send")).to_be_enabled()
     expect(page.locator("#chat-error")).to_be_hidden()
     expect(page.get_by_label("Message")).to_have_value("")
+
+
+def test_what_is_typed_while_a_reply_is_written_stays_in_the_box(
+    live_server: Any, page: Page, user: Any, conversation: Conversation, slow_offline_vessel: None
+) -> None:
+    log_in(page, live_server.url, "alice")
+    open_conversation(page, live_server, conversation)
+
+    send(page, LONG)
+    page.wait_for_function(WRITING_TEXT)
+    page.get_by_label("Message").fill("my next question")
+    expect(page.locator(".message.assistant:not(.writing)")).to_have_count(1)
+
+    expect(page.get_by_label("Message")).to_have_value("my next question")
