@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import requests
 from _setup import ROOT
@@ -131,31 +132,35 @@ def wait_until_answering(process: Process, url: str, *, seconds: float = 60) -> 
             time.sleep(0.1)
 
 
+class Spec(NamedTuple):
+    """A process to start: its name, its command line, the URL that answers once it is ready
+    (None: nothing to wait for), and settings of its own on top of the shared environment."""
+
+    name: str
+    command: str
+    ready: str | None = None
+    env: dict[str, str] = {}
+
+
 @contextmanager
-def running(
-    processes: Sequence[tuple[str, str, str | None]], env: dict[str, str]
-) -> Iterator[list[Process]]:
-    """Run each ``(name, command, ready_url)`` until the block ends; a process with a URL is
-    waited for until that URL answers."""
+def running(processes: Sequence[Spec], env: dict[str, str]) -> Iterator[list[Process]]:
+    """Run each process until the block ends; one with a ready URL is waited for until it
+    answers."""
     with ExitStack() as stack:
         started = []
-        for name, command, ready in processes:
-            process = Process(name, command, env)
+        for spec in processes:
+            process = Process(spec.name, spec.command, {**env, **spec.env})
             stack.callback(process.stop)
-            if ready:
-                wait_until_answering(process, ready)
             started.append(process)
+        for spec, process in zip(processes, started, strict=True):
+            if spec.ready:
+                wait_until_answering(process, spec.ready)
         yield started
 
 
 def engine_command(port: int, *, answer_delay: float = 1.0) -> str:
-    """The reference engine in its own process, as the Procfile's ``engine`` runs it."""
+    """The reference engine in its own process (``manage.py memory_engine``)."""
     return (
         f"python manage.py memory_engine --port {port} --token {shlex.quote(TOKEN)} "
         f"--answer-delay {answer_delay:g}"
     )
-
-
-def web_command(port: int) -> str:
-    """The Procfile's ``web`` line (gunicorn with ``webui.gunicorn_conf``) on ``port``."""
-    return procfile()["web"].replace("${WEBUI_ADDR:-127.0.0.1:8000}", f"127.0.0.1:{port}")

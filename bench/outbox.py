@@ -25,6 +25,7 @@ from typing import Any
 import requests
 from _processes import (
     TOKEN,
+    Spec,
     delivery_processes,
     engine_command,
     free_port,
@@ -151,12 +152,12 @@ def main() -> None:
     configure_memory(ENABLED=True, URL=engine_url)
     h = household()
     env = production_environment(database_url, PIPPA_MEMORY_URL=engine_url)
-    workers = [(name, command, None) for name, command in WORKER_COMMANDS.items()]
+    workers = [Spec(name, command) for name, command in WORKER_COMMANDS.items()]
     from pippa_memory.models import OutboxEvent
 
     worker_seconds, raw_seconds, all_once = [], [], True
     with (
-        running([("engine", engine_command(port), f"{engine_url}/_control/requests")], env),
+        running([Spec("engine", engine_command(port), f"{engine_url}/_control/requests")], env),
         running(workers, env) as processes,
     ):
         for _ in range(args.rounds):
