@@ -34,7 +34,11 @@ from _setup import arguments, backend_name, household, median, percentile, setup
 SECTION = "Throughput under the production server"
 LEVELS = (1, 4, 16)
 #: name: (memory on, persistent connections)
-SITES = {"memory on": ("true", None), "memory off": ("false", None), "memory on, no CONN_MAX_AGE": ("true", "0")}
+SITES = {
+    "memory on": ("true", None),
+    "memory off": ("false", None),
+    "memory on, no CONN_MAX_AGE": ("true", "0"),
+}
 
 
 def members(h: dict[str, Any], count: int) -> list[tuple[Any, dict[str, str]]]:
@@ -90,7 +94,10 @@ def load(
             started = time.perf_counter()
             try:
                 answer = http.post(
-                    url, json={"text": f"turn {index}: how is the garden?"}, headers=headers, timeout=60
+                    url,
+                    json={"text": f"turn {index}: how is the garden?"},
+                    headers=headers,
+                    timeout=60,
                 )
                 failed = answer.status_code != 201
             except requests.RequestException:

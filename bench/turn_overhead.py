@@ -247,7 +247,7 @@ def report_down_arm(
         else "an engine that accepts and never answers"
     )
     if breaker == "closed":
-        measured = f"{seconds * 1000:.1f} ms a turn, {seconds / against:.2f} of {held}; {calls} engine requests in {calls} turns"
+        measured = f"{seconds * 1000:.1f} ms a turn, {seconds / against:.2f} of {held}; {calls} of {calls} turns called the engine"
         target, met = f"at most the budget ({budget:g} s)", seconds <= budget
         how = (
             "the breaker closed at the start of each measured turn, so every turn called the engine"
@@ -290,7 +290,7 @@ def first_turn(h: dict[str, Any], failing: FailingEngine, args: Any) -> None:
     budget = settings.PIPPA_MEMORY["CHAT_BUDGET"]
     figure(
         f"first turn, engine hanging, breaker closed, {backend_name(args.database)}",
-        f"{median(samples) * 1000:.0f} ms; 1 engine request per turn",
+        f"{median(samples) * 1000:.0f} ms; each called the engine once",
         target=f"at most the chat budget ({budget:g} s)",
         met=median(samples) <= budget,
         what=(
