@@ -13,7 +13,7 @@ and the outbox sweep), on the bench's database. Each round, interleaved:
 Afterwards the engine's request log is read to check that it recorded every event of both arms
 once. The figure is raw time / worker time (target at least 0.8).
 
-    .venv/bin/python bench/outbox.py [--database sqlite|postgres] [--events 1000] [--rounds 3]
+    .venv/bin/python bench/outbox.py [--database sqlite|postgres] [--events 500] [--rounds 3]
 """
 
 import os
@@ -145,7 +145,7 @@ def recorded_once(engine_url: str, expected: list[str]) -> bool:
 
 
 def main() -> None:
-    args = arguments(__doc__.splitlines()[0], events=(1000, 40), rounds=(3, 1))
+    args = arguments(__doc__.splitlines()[0], events=(500, 40), rounds=(3, 1))
     database_url = setup_django(database=args.database, label="outbox")
     port = free_port()
     engine_url = f"http://127.0.0.1:{port}"

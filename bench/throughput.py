@@ -9,7 +9,7 @@ without restarts: memory on, memory off (both with the profile's persistent conn
 memory on with ``DJANGO_CONN_MAX_AGE=0``. Each member is a distinct logged-in user (a session
 made in the database) posting ``POST /api/conversations/<id>/messages/`` as the page does.
 
-    .venv/bin/python bench/throughput.py [--database sqlite|postgres] [--turns 240] [--rounds 2]
+    .venv/bin/python bench/throughput.py [--database sqlite|postgres] [--turns 160] [--rounds 2]
 """
 
 import secrets
@@ -134,7 +134,7 @@ def site_processes() -> tuple[list[Spec], dict[str, str]]:
 
 
 def main() -> None:
-    args = arguments(__doc__.splitlines()[0], turns=(240, 16), rounds=(2, 1))
+    args = arguments(__doc__.splitlines()[0], turns=(160, 16), rounds=(2, 1))
     database_url = setup_django(
         database=args.database, label="throughput", DJANGO_SECRET_KEY=SECRET_KEY
     )

@@ -242,12 +242,12 @@ def report_down_arm(
     calls, opening = sum(o[2] for o in outcomes), sum(o[1] for o in outcomes)
     held = "memory off" if scenario == "questions out" else "the same recall, engine up"
     fault = (
-        "a closed port (connection refused)"
+        "refusing (a closed port: connection refused)"
         if kind == "refusing"
-        else "an engine that accepts and never answers"
+        else "hanging (the reference engine's hang fault: it accepts and never answers)"
     )
     if breaker == "closed":
-        measured = f"{seconds * 1000:.1f} ms a turn, {seconds / against:.2f} of {held}; {calls} of {calls} turns called the engine"
+        measured = f"{seconds * 1000:.1f} ms a turn, {seconds / against:.2f} of {held}; {calls} engine requests made, one per measured turn"
         target, met = f"at most the budget ({budget:g} s)", seconds <= budget
         how = (
             "the breaker closed at the start of each measured turn, so every turn called the engine"
@@ -265,7 +265,7 @@ def report_down_arm(
         target=target,
         met=met,
         what=(
-            f"run_turn on the offline vessel with the engine at {fault}; {how}; held against "
+            f"run_turn on the offline vessel with the engine {fault}; {how}; held against "
             f"{held}; median over {len(outcomes)} interleaved rounds"
         ),
         section=DOWN,

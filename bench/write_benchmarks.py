@@ -161,7 +161,7 @@ def document(figures: list[dict[str, Any]], failures: list[str], quick: bool) ->
 
     def section_table(match: re.Match[str]) -> str:
         rows = [f for f in figures if f["section"] == match["section"]]
-        return table(rows) if rows else "No figures: the script did not run."
+        return table(rows) if rows else "No figures were reported for this section."
 
     body = FIGURES_MARK.sub(section_table, template.replace("{{header}}", header))
     rest = [f for f in figures if f["section"] not in placed]
