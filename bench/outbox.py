@@ -18,6 +18,7 @@ once. The figure is raw time / worker time (target at least 0.8).
 
 import os
 import signal
+import threading
 import time
 import uuid
 from typing import Any
@@ -38,7 +39,8 @@ from _setup import arguments, backend_name, configure_memory, household, median,
 #: The processes that deliver turn events, name to command: the Procfile's, so the bench runs what
 #: production runs. Change this one line if delivery moves to another command.
 WORKER_COMMANDS: dict[str, str] = delivery_processes()
-#: Deliveries in flight at once: one worker process delivers one event at a time.
+#: Deliveries in flight at once, for both arms: one worker process delivers one event at a time.
+#: If the delivery processes deliver several at once, set it to that, and the raw arm matches.
 CONCURRENCY = 1
 SECTION = "Turn-event delivery"
 
@@ -132,7 +134,8 @@ def worker_round(h: dict[str, Any], processes: list[Any], count: int) -> tuple[f
 
 
 def raw_round(engine_url: str, payloads: list[dict[str, Any]]) -> tuple[float, list[str]]:
-    """Seconds a plain ``requests.Session().post`` loop takes to post ``payloads`` (new ids)."""
+    """Seconds plain ``requests.Session().post`` loops take to post ``payloads`` (new ids),
+    :data:`CONCURRENCY` loops at once, each with its own session."""
     from pippa_memory.contract import CONTRACT_HEADER
     from webui.canonical import canonical_bytes
 
@@ -140,24 +143,40 @@ def raw_round(engine_url: str, payloads: list[dict[str, Any]]) -> tuple[float, l
     for payload in payloads:
         event_id = str(uuid.uuid4())
         bodies.append((event_id, canonical_bytes({**payload, "id": event_id})))
-    session = requests.Session()
+    failures: list[str] = []
+
+    def post_all(share: list[tuple[str, bytes]]) -> None:
+        session = requests.Session()
+        for event_id, body in share:
+            answer = session.post(
+                f"{engine_url}/v1/events",
+                data=body,
+                headers={
+                    "Accept": "application/json",
+                    "Content-Type": "application/json",
+                    "Authorization": f"Bearer {TOKEN}",
+                    "X-Request-Id": uuid.uuid4().hex,
+                    CONTRACT_HEADER[0]: CONTRACT_HEADER[1],
+                    "Idempotency-Key": event_id,
+                },
+                timeout=(0.5, 10.0),
+            )
+            if answer.status_code >= 300:
+                failures.append(f"{answer.status_code} {answer.text[:200]}")
+
+    loops = [
+        threading.Thread(target=post_all, args=(bodies[n::CONCURRENCY],))
+        for n in range(CONCURRENCY)
+    ]
     started = time.perf_counter()
-    for event_id, body in bodies:
-        answer = session.post(
-            f"{engine_url}/v1/events",
-            data=body,
-            headers={
-                "Accept": "application/json",
-                "Content-Type": "application/json",
-                "Authorization": f"Bearer {TOKEN}",
-                "X-Request-Id": uuid.uuid4().hex,
-                CONTRACT_HEADER[0]: CONTRACT_HEADER[1],
-                "Idempotency-Key": event_id,
-            },
-            timeout=(0.5, 10.0),
-        )
-        assert answer.status_code < 300, answer.text
-    return time.perf_counter() - started, [event_id for event_id, _ in bodies]
+    for loop in loops:
+        loop.start()
+    for loop in loops:
+        loop.join()
+    seconds = time.perf_counter() - started
+    if failures:
+        raise RuntimeError(f"the engine refused raw posts: {failures[:3]}")
+    return seconds, [event_id for event_id, _ in bodies]
 
 
 def recorded_once(engine_url: str, expected: list[str]) -> bool:
