@@ -108,6 +108,8 @@ def machine() -> dict[str, str]:
         "django": django.get_version(),
         "sqlite": sqlite3.sqlite_version,
         "postgresql": postgres_version(),
+        # Other work on the machine moves every absolute time: say how busy it was.
+        "load": f"{os.getloadavg()[0]:.1f}",
     }
 
 
@@ -134,15 +136,19 @@ def check_template(text: str) -> None:
         raise SystemExit(f"{TEMPLATE.name} states measured numbers {found}: put them in a figure")
 
 
-def document(figures: list[dict[str, Any]], failures: list[str], quick: bool) -> str:
+def document(
+    figures: list[dict[str, Any]], failures: list[str], quick: bool, facts: dict[str, str]
+) -> str:
+    """The page: the template's prose, the run's ``facts`` (see :func:`machine`) and figures."""
     template = TEMPLATE.read_text()
     check_template(template)
-    facts = machine()
     header = (
         f"Written by `make bench` (`bench/write_benchmarks.py`) on {facts['date']} at commit "
         f"`{facts['commit']}`, on {facts['cores']} cores ({facts['cpu']}), {facts['ram']} of "
         f"RAM, {facts['system']}, Python {facts['python']}, Django {facts['django']}, SQLite "
-        f"{facts['sqlite']}, PostgreSQL {facts['postgresql']}. Do not edit it by hand: the prose "
+        f"{facts['sqlite']}, PostgreSQL {facts['postgresql']}; the load average was "
+        f"{facts['load']} when the run started and {os.getloadavg()[0]:.1f} when it ended. Do "
+        "not edit this page by hand: the prose "
         "is in `bench/BENCHMARKS.template.md`, the figures come from the scripts."
     )
     if quick:
@@ -179,6 +185,8 @@ def main() -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if args.quick:
         env["BENCH_QUICK"] = "1"
+    check_template(TEMPLATE.read_text())  # before the long run, not after it
+    facts = machine()  # the date and commit the run started at
     figures: list[dict[str, Any]] = []
     failures = []
     for script, options in RUNS:
@@ -188,7 +196,7 @@ def main() -> None:
         figures += found
         if failure:
             failures.append(f"`{script} {' '.join(options)}`: {failure}".replace("  ", " "))
-    args.output.write_text(document(figures, failures, args.quick))
+    args.output.write_text(document(figures, failures, args.quick, facts))
     print(f"\nEvery figure against its target (written to {args.output}):")
     for f in figures:
         against = f" (target {f['target']}: {f['verdict'].upper()})" if f["target"] else ""
