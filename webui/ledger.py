@@ -95,12 +95,13 @@ def stable_prefix(
     )
     messages = list(request.get(adapter.messages_key) or [])
     leading = len(adapter.render_system(prompt.system_text))
-    system = request.get(adapter.system_key) if adapter.system_key else messages[:leading]
-    encoded = tuple(canonical_bytes(message) for message in messages[leading:])
+    all_encoded = [canonical_bytes(message) for message in messages]
+    encoded = tuple(all_encoded[leading:])
     turn_count = len(adapter.render_turn(stable))
     history, turn = encoded[: len(encoded) - turn_count], encoded[len(encoded) - turn_count :]
     tools_bytes = canonical_bytes(request.get(adapter.tools_key) or [])
-    system_bytes = canonical_bytes(system)
+    # The system text in its own field, or (``system_key`` None) inside the message list.
+    system_bytes = canonical_bytes(request.get(adapter.system_key)) if adapter.system_key else b""
     front = prompt.front_sections()
     sections = {
         "tools": digest(tools_bytes),
@@ -110,7 +111,7 @@ def stable_prefix(
     }
     return StablePrefix(
         sections=sections,
-        prefix_bytes=len(tools_bytes) + len(system_bytes) + len(list_bytes(encoded)),
+        prefix_bytes=len(tools_bytes) + len(system_bytes) + len(list_bytes(all_encoded)),
         messages=encoded,
         history_messages=len(history),
         turn_messages=len(turn),
