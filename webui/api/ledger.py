@@ -9,7 +9,6 @@ permission (a member, or staff without it, gets 403).
 
 from typing import Any
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
@@ -17,6 +16,7 @@ from drf_spectacular.utils import (
     extend_schema_field,
 )
 from rest_framework import permissions, serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -119,6 +119,9 @@ class LedgerView(APIView):
     def get(self, request: Request) -> Response:
         query = LedgerQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        conversation = get_object_or_404(Conversation, pk=query.validated_data["conversation"])
+        conversation_id = query.validated_data["conversation"]
+        conversation = Conversation.objects.filter(pk=conversation_id).first()
+        if conversation is None:
+            raise NotFound(f"No conversation has the id {conversation_id}.")
         calls = conversation.vessel_calls.select_related("vessel").order_by("id")
         return Response(VesselCallSerializer(calls, many=True).data)
