@@ -5,11 +5,13 @@ section, when something is made to move. Memory on and the engine down are in
 ``tests/memory/test_ledger_memory.py``."""
 
 import hashlib
+import json
 import logging
 from typing import Any
 
 import pytest
 from django.db import DatabaseError
+from django.test import Client
 
 from webui import ledger
 from webui.canonical import canonical_bytes
@@ -342,3 +344,30 @@ def test_a_prefix_that_cannot_be_read_costs_the_turn_nothing(
     assert Message.objects.filter(conversation=conversation).count() == 2
     assert not VesselCall.objects.exists()
     assert "could not read call 0" in caplog.text
+
+
+def test_a_message_an_admin_edited_is_drift_in_history_caused_by_the_edit(
+    conversation: Conversation, make_user: Any
+) -> None:
+    root = make_user("root", is_staff=True, is_superuser=True)
+    conversation.viewer = root  # the admin shows a message's text to its conversation's viewer
+    conversation.save()
+    run_turn(conversation=conversation, text="hello")
+    first = conversation.messages.order_by("sequence").first()
+    client = Client()
+    client.force_login(root)
+
+    response = client.post(
+        f"/admin/webui/message/{first.pk}/change/",
+        {
+            "content": "hello, edited in the admin",
+            "tool_uses": "[]",
+            "rounds": "[]",
+            "usage": json.dumps(first.usage),
+            "vessel": "",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    run_turn(conversation=conversation, text="again")
+
+    assert drifts(conversation) == [("history", "history_edited")]
