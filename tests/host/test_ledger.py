@@ -19,6 +19,7 @@ from webui.extensions import TurnContext, TurnExtension
 from webui.ledger import stable_prefix
 from webui.models import Conversation, Message, VaultSnapshot, Vessel, VesselCall
 from webui.prompt import HistoryMessage, Prompt, ToolRound, ToolUse
+from webui.turn_events import Delta, StopSignal
 from webui.turns import outcome_of, run_turn, stream_turn
 from webui.vessels.registry import adapter_for
 
@@ -371,3 +372,21 @@ def test_a_message_an_admin_edited_is_drift_in_history_caused_by_the_edit(
     run_turn(conversation=conversation, text="again")
 
     assert drifts(conversation) == [("history", "history_edited")]
+
+
+def test_a_call_stopped_mid_answer_is_kept_marked_stopped_and_the_next_turn_extends_it(
+    conversation: Conversation,
+) -> None:
+    stop = StopSignal()
+    for event in stream_turn(conversation=conversation, text="a story", stop=stop, streamed=True):
+        if isinstance(event, Delta):
+            stop.set()
+
+    run_turn(conversation=conversation, text="go on")
+
+    stopped, following = calls_of(conversation)
+    assert stopped.stopped
+    assert (stopped.input_tokens, stopped.output_tokens) == (0, 0)  # never reported
+    assert not following.stopped
+    assert following.input_tokens > 0
+    assert drifts(conversation) == []
