@@ -26,7 +26,8 @@ def listed_conversations_for(user: AbstractBaseUser, *, query: str = "") -> Quer
     message's time, or the start): temporary chats are never listed. With ``query``, only those
     whose title or any message holds it, ignoring case. Only ``user``'s own chats are searched."""
     rows = conversations_for(user).filter(temporary=False)
-    query = " ".join(query.split())[:SEARCH_MAX_CHARS]
+    # NUL cannot be in a PostgreSQL text literal, and no message holds one (webui.canonical).
+    query = " ".join(query.replace("\x00", " ").split())[:SEARCH_MAX_CHARS]
     if query:
         holding = Message.objects.filter(content__icontains=query).values("conversation_id")
         rows = rows.filter(Q(title__icontains=query) | Q(pk__in=holding))

@@ -47,7 +47,11 @@ def page(request: pytest.FixtureRequest, browser: Any) -> Iterator[Page]:
 def markdown_vessel(monkeypatch: pytest.MonkeyPatch) -> None:
     """The conversation's vessel answers with :data:`MARKDOWN_REPLY`, streamed in three pieces."""
     third = len(MARKDOWN_REPLY) // 3
-    pieces = (MARKDOWN_REPLY[:third], MARKDOWN_REPLY[third : 2 * third], MARKDOWN_REPLY[2 * third :])
+    pieces = (
+        MARKDOWN_REPLY[:third],
+        MARKDOWN_REPLY[third : 2 * third],
+        MARKDOWN_REPLY[2 * third :],
+    )
     monkeypatch.setattr(ScriptedStreamAdapter, "pieces", pieces)
     monkeypatch.setattr(ScriptedStreamAdapter, "between", None)
     monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", ScriptedStreamAdapter)

@@ -365,3 +365,31 @@ def test_the_composer_says_how_to_send_and_carries_the_limit(
 
     assert "Enter sends; Shift+Enter starts a new line." in page
     assert 'data-max-chars="1234"' in page
+
+
+def test_a_search_too_long_is_a_400_naming_q(
+    auth_client: APIClient, listed: dict[str, Conversation]
+) -> None:
+    response = auth_client.get("/api/conversations/", {"q": "t" * 201})
+
+    assert response.status_code == 400
+    assert response.json()["error"]["details"] == {
+        "q": ["A search may be at most 200 characters; this has 201."]
+    }
+
+
+def test_a_search_with_a_nul_finds_as_if_it_were_a_space(
+    auth_client: APIClient, listed: dict[str, Conversation]
+) -> None:
+    response = auth_client.get("/api/conversations/", {"q": "tea\x00plans"})
+
+    assert response.status_code == 200
+    assert titles(response) == ["Tea plans"]
+
+
+def test_the_page_says_a_search_is_too_long(
+    page_client: Client, listed: dict[str, Conversation]
+) -> None:
+    page = page_client.get("/", {"q": "t" * 201}).content.decode()
+
+    assert "Ensure this value has at most 200 characters (it has 201)." in page

@@ -30,7 +30,7 @@ from webui.api.streams import (
 )
 from webui.conversations import ConversationError, delete_conversation, rename_conversation
 from webui.models import Conversation, Message
-from webui.selectors import conversations_for, listed_conversations_for
+from webui.selectors import SEARCH_MAX_CHARS, conversations_for, listed_conversations_for
 from webui.turn_lock import request_stop
 from webui.turns import TurnError, retry_turn, run_turn
 
@@ -88,13 +88,19 @@ class ConversationListView(APIView):
     @extend_schema(
         parameters=[
             OpenApiParameter(
-                "q", str, description="Text in the title or any message, ignoring case."
+                "q",
+                str,
+                description="Text in the title or any message, ignoring case "
+                f"(at most {SEARCH_MAX_CHARS} characters).",
             )
         ],
-        responses={200: ConversationSerializer(many=True), **errors(403)},
+        responses={200: ConversationSerializer(many=True), **errors(400, 403)},
     )
     def get(self, request: Request) -> Response:
         query = request.query_params.get("q", "")
+        if len(query) > SEARCH_MAX_CHARS:
+            words = f"A search may be at most {SEARCH_MAX_CHARS} characters; this has {len(query)}."
+            raise serializers.ValidationError({"q": [words]})
         conversations = listed_conversations_for(request.user, query=query).select_related(
             "soul", "vessel"
         )
