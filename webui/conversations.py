@@ -12,7 +12,7 @@ import unicodedata
 from django.db import transaction
 
 from webui.models import Conversation
-from webui.turn_lock import TurnBusy, claim_turn
+from webui.turn_lock import TurnBusy, claim_turn, release_turn
 
 #: Longest title, in characters (the column's length).
 TITLE_MAX_CHARS = Conversation._meta.get_field("title").max_length
@@ -61,15 +61,19 @@ def delete_conversation(*, conversation: Conversation) -> None:
 
     The conversation's turn lock is taken first, so no turn can start (or be running) while it
     goes: a running turn makes this raise :class:`ConversationError` (``turn_in_progress``, the
-    running turn's id in ``details``) and nothing is deleted.
+    running turn's id in ``details``) and nothing is deleted. A delete that fails frees the lock.
     """
     try:
-        claim_turn(conversation)
+        lock = claim_turn(conversation)
     except TurnBusy as busy:
         raise ConversationError(
             "A reply is being written in this conversation; stop it or wait for it, then delete.",
             code="turn_in_progress",
             details={"turn_id": busy.turn_id},
         ) from None
-    with transaction.atomic():
-        Conversation.objects.filter(pk=conversation.pk).delete()
+    try:
+        with transaction.atomic():
+            Conversation.objects.filter(pk=conversation.pk).delete()
+    except Exception:
+        release_turn(lock)  # the conversation stays, and takes turns again at once
+        raise

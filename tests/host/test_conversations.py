@@ -5,10 +5,13 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import DatabaseError
+from django.db.models import QuerySet
 from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from webui.conversations import delete_conversation
 from webui.models import Conversation, Message, TurnRound
 from webui.turn_lock import claim_turn, release_turn
 from webui.turns import run_turn
@@ -150,6 +153,21 @@ def test_delete_while_a_reply_is_written_is_a_409_and_deletes_nothing(
     assert Message.objects.filter(conversation=conversation).count() == 3
     release_turn(lock)
     assert auth_client.delete(api_url(conversation)).status_code == 204
+
+
+def test_a_delete_that_fails_keeps_the_conversation_open_for_turns(
+    conversation: Conversation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(self: Any) -> None:
+        raise DatabaseError("disk full")
+
+    monkeypatch.setattr(QuerySet, "delete", fail)
+    with pytest.raises(DatabaseError):
+        delete_conversation(conversation=conversation)
+    monkeypatch.undo()
+
+    assert Conversation.objects.filter(pk=conversation.pk).exists()
+    release_turn(claim_turn(conversation))  # free: a turn can claim it
 
 
 def test_the_delete_page_asks_first_and_the_post_deletes(
