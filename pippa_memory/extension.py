@@ -31,6 +31,7 @@ class MemoryExtension(TurnExtension):
 
     name = "pippa_memory"
     offers_memory_tool = True
+    memory_tool_name = TOOL_NAME
 
     def settle(self, *, turn: TurnContext) -> None:
         conversation = turn.conversation

@@ -54,6 +54,8 @@ class TurnExtension:
     name: str = "extension"
     #: Whether this extension offers the memory tool that ``Vessel.memory_tool_enabled`` switches.
     offers_memory_tool: bool = False
+    #: The name of that memory tool, so the host's pages can tell when a conversation offers it.
+    memory_tool_name: str | None = None
 
     def settle(self, *, turn: TurnContext) -> None:
         """Fix, before the prompt is assembled, what :meth:`memory_block` will read this turn.

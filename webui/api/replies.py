@@ -10,11 +10,14 @@ from webui.turn_events import TurnError, TurnResult
 
 
 def turn_response(result: TurnResult) -> Response:
-    """The 201 body: the saved user message and the reply."""
+    """The 201 body: the saved user message, the reply, and the conversation's id and title (a
+    first turn gives an untitled conversation one, which the page then shows at once)."""
+    conversation = result.user_message.conversation
     return Response(
         {
             "user": MessageSerializer(result.user_message).data,
             "assistant": MessageSerializer(result.assistant_message).data,
+            "conversation": {"id": str(conversation.pk), "title": conversation.title},
         },
         status=status.HTTP_201_CREATED,
     )

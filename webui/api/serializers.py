@@ -2,10 +2,13 @@
 
 import re
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from webui.conf import webui_settings
+from webui.conversations import title_problem
 from webui.models import Conversation, Message, Soul, Vessel
+from webui.reply_markdown import render_reply_html
 
 SLUG = re.compile(r"^[-a-zA-Z0-9_]+\Z")
 
@@ -56,9 +59,11 @@ class ConversationSerializer(serializers.ModelSerializer):
 
 
 class MessageSerializer(serializers.ModelSerializer):
-    """A stored message, as the chat page shows it."""
+    """A stored message, as the chat page shows it: a reply also as sanitised HTML (``html``,
+    :mod:`webui.reply_markdown`); a member's own message has ``html`` null and shows as written."""
 
     vessel = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    html = serializers.SerializerMethodField()
 
     class Meta:
         model = Message
@@ -66,6 +71,7 @@ class MessageSerializer(serializers.ModelSerializer):
             "id",
             "role",
             "content",
+            "html",
             "tool_uses",
             "usage",
             "vessel",
@@ -74,6 +80,14 @@ class MessageSerializer(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(
+        {"type": "string", "nullable": True, "description": "A reply's Markdown as sanitised HTML."}
+    )
+    def get_html(self, message: Message) -> str | None:
+        if message.role != Message.Role.ASSISTANT:
+            return None
+        return render_reply_html(message.content)
 
 
 class StrictCharField(serializers.CharField):
@@ -99,6 +113,30 @@ class SendMessageSerializer(serializers.Serializer):
                 f"A message may be at most {limit} characters; this one has {len(text)}."
             )
         return text
+
+
+class RenameSerializer(serializers.Serializer):
+    """A new title for a conversation, and nothing else: other fields are refused by name."""
+
+    title = StrictCharField(trim_whitespace=True, allow_blank=True)
+
+    def validate_title(self, title: str) -> str:
+        problem = title_problem(title)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return title
+
+    def validate(self, attrs: dict) -> dict:
+        others = (
+            sorted(set(self.initial_data) - {"title"})
+            if isinstance(self.initial_data, dict)
+            else []
+        )
+        if others:
+            raise serializers.ValidationError(
+                {name: ["Only the title can be changed."] for name in others}
+            )
+        return attrs
 
 
 class StrictUUIDField(serializers.UUIDField):
