@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views import defaults
 from django.views.decorators.http import require_POST
 
-from webui.api.serializers import MessageSerializer
+from webui.api.serializers import serialized_messages
 from webui.extensions import memory_tool_notice
 from webui.forms import MemoryToolForm, NewConversationForm, WakeSoulForm
 from webui.models import Conversation, Soul, UnattendedRun, Vessel
@@ -51,9 +51,9 @@ def conversation_detail(request: HttpRequest, conversation_id: str) -> HttpRespo
     conversation = get_object_or_404(
         conversations_for(request.user).select_related("soul", "vessel"), pk=conversation_id
     )
-    rows = conversation.messages.select_related("vessel").order_by("sequence")
-    history = MessageSerializer(rows, many=True).data
-    last_unanswered = bool(rows) and rows.last().role == "user"
+    rows = list(conversation.messages.select_related("vessel").order_by("sequence"))
+    history = serialized_messages(conversation, rows)
+    last_unanswered = bool(rows) and rows[-1].role == "user"
     context = {
         "conversation": conversation,
         "history": history,

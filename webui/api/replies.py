@@ -5,19 +5,17 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from webui.api.errors import error_response
-from webui.api.serializers import MessageSerializer
+from webui.api.serializers import MessageSerializer, serialized_messages
 from webui.turn_events import TurnError, TurnResult
 
 
 def turn_response(result: TurnResult) -> Response:
-    """The 201 body: the saved user message and the reply."""
-    return Response(
-        {
-            "user": MessageSerializer(result.user_message).data,
-            "assistant": MessageSerializer(result.assistant_message).data,
-        },
-        status=status.HTTP_201_CREATED,
+    """The 201 body: the saved user message and the reply, each with its notes (what rode the
+    turn, shown under the reply)."""
+    user, assistant = serialized_messages(
+        result.assistant_message.conversation, [result.user_message, result.assistant_message]
     )
+    return Response({"user": user, "assistant": assistant}, status=status.HTTP_201_CREATED)
 
 
 def turn_error_response(error: TurnError) -> Response:

@@ -1,10 +1,13 @@
-"""Serializers for conversations and messages."""
+"""Serializers for conversations and messages, and a helper giving messages their notes."""
 
 import re
+from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from webui.conf import webui_settings
+from webui.extensions import message_notes
 from webui.models import Conversation, Message, Soul, Vessel
 
 SLUG = re.compile(r"^[-a-zA-Z0-9_]+\Z")
@@ -55,10 +58,19 @@ class ConversationSerializer(serializers.ModelSerializer):
         return vessel
 
 
+class MessageNoteSerializer(serializers.Serializer):
+    """A note shown under a message (:class:`webui.extensions.MessageNote`): never part of it."""
+
+    kind = serializers.CharField()
+    text = serializers.CharField()
+
+
 class MessageSerializer(serializers.ModelSerializer):
-    """A stored message, as the chat page shows it."""
+    """A stored message, as the chat page shows it, with the notes the installed extensions put
+    under it (give them as ``context={"notes": message_notes(...)}``; none without)."""
 
     vessel = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    notes = serializers.SerializerMethodField()
 
     class Meta:
         model = Message
@@ -72,8 +84,13 @@ class MessageSerializer(serializers.ModelSerializer):
             "answers",
             "stopped",
             "created_at",
+            "notes",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(MessageNoteSerializer(many=True))
+    def get_notes(self, message: Message) -> list[dict[str, str]]:
+        return self.context.get("notes", {}).get(str(message.pk), [])
 
 
 class StrictCharField(serializers.CharField):
@@ -120,3 +137,10 @@ class StopSerializer(serializers.Serializer):
     """The running turn to stop, by the id its ``TurnStarted`` (or a 409) named."""
 
     turn_id = StrictUUIDField()
+
+
+def serialized_messages(conversation: Conversation, messages: list[Message]) -> list[Any]:
+    """``messages`` of ``conversation`` as the API gives them, each with its notes. For the
+    conversation's own member only: callers reach it through ``conversations_for``."""
+    notes = message_notes(conversation, messages)
+    return MessageSerializer(messages, many=True, context={"notes": notes}).data
