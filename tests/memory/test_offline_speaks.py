@@ -120,3 +120,25 @@ def test_ask_says_the_answer_will_come_and_a_later_reply_says_it(
         "About your earlier question “where is the spare key”: The spare key is under the blue pot."
     )
     assert reply(conversation, "hello again") == "(offline) I heard: “hello again”"
+
+
+@pytest.mark.parametrize(
+    ("memories", "answer"),
+    [
+        (
+            ["The spare key is under the blue pot."],
+            "nothing matched; the most recent memories are: The spare key is under the blue pot.",
+        ),
+        ([], "nothing is remembered about that yet."),
+    ],
+)
+def test_an_answer_that_found_no_match_says_so_when_it_rides(
+    memory_on: ReferenceEngine, conversation: Conversation, memories: list[str], answer: str
+) -> None:
+    for text in memories:
+        memory_on.state.remember("pippa", text)
+    reply(conversation, "ask when is the submarine due")
+
+    assert reply(conversation, "hello") == (
+        f"(offline) I heard: “hello”\nAbout your earlier question “when is the submarine due”: {answer}"
+    )
