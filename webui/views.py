@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views import defaults
 from django.views.decorators.http import require_POST
 
-from webui.api.serializers import MessageSerializer
+from webui.api.serializers import serialized_messages
 from webui.conf import webui_settings
 from webui.conversations import ConversationError, delete_conversation, rename_conversation
 from webui.extensions import memory_tool_notice
@@ -89,9 +89,9 @@ def temporary_notice(conversation: Conversation) -> str | None:
 @login_required
 def conversation_detail(request: HttpRequest, conversation_id: str) -> HttpResponse:
     conversation = own_conversation(request, conversation_id)
-    rows = conversation.messages.select_related("vessel").order_by("sequence")
-    history = MessageSerializer(rows, many=True).data
-    last_unanswered = bool(rows) and rows.last().role == "user"
+    rows = list(conversation.messages.select_related("vessel").order_by("sequence"))
+    history = serialized_messages(conversation, rows)
+    last_unanswered = bool(rows) and rows[-1].role == "user"
     context = {
         "conversation": conversation,
         "history": history,

@@ -69,6 +69,22 @@
     body.innerHTML = html;
   }
 
+  // What rode the reply, shown under it (background answers, remembers on their way to memory):
+  // notes the server gives beside the message, never part of it. Text only, never HTML.
+  function messageNotes(message) {
+    const notes = message.notes || [];
+    if (!notes.length) return null;
+    const list = document.createElement("ul");
+    list.className = "message-notes";
+    for (const note of notes) {
+      const line = document.createElement("li");
+      line.className = "message-note note-" + String(note.kind).replace(/[^a-z0-9_-]/gi, "");
+      line.textContent = note.text;
+      list.appendChild(line);
+    }
+    return list;
+  }
+
   function render(message) {
     const item = document.createElement("div");
     item.className = "message " + message.role;
@@ -91,6 +107,8 @@
     else body.textContent = message.content;
     item.append(who, body);
     for (const use of message.tool_uses || []) item.appendChild(toolUseDetail(use));
+    const notes = messageNotes(message);
+    if (notes) item.appendChild(notes);
     chat.appendChild(item);
     item.scrollIntoView({ block: "end" });
     return item;

@@ -21,6 +21,7 @@ from webui.api.serializers import (
     RetrySerializer,
     SendMessageSerializer,
     StopSerializer,
+    serialized_messages,
 )
 from webui.api.streams import (
     EventStreamNegotiation,
@@ -165,8 +166,8 @@ class MessageListView(APIView):
     @extend_schema(responses={200: MessageSerializer(many=True), **errors(403, 404)})
     def get(self, request: Request, conversation_id: str) -> Response:
         conversation = get_object_or_404(conversations_for(request.user), pk=conversation_id)
-        messages = conversation.messages.select_related("vessel").order_by("sequence")
-        return Response(MessageSerializer(messages, many=True).data)
+        messages = list(conversation.messages.select_related("vessel").order_by("sequence"))
+        return Response(serialized_messages(conversation, messages))
 
     @extend_schema(
         request=SendMessageSerializer,
