@@ -160,6 +160,12 @@ class Conversation(models.Model):
         editable=False,
         help_text="Tool definitions fixed at the first turn, sent unchanged on every later turn.",
     )
+    disclosure = models.TextField(
+        blank=True,
+        editable=False,
+        help_text="The viewer disclosure pinned at the first turn: a rename reaches the next "
+        "conversation, never a running one.",
+    )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     # The turn lock (webui.turn_lock): the turn answering in this conversation now, until when its
     # lease holds (a killed process's lock expires), and whether someone asked it to stop.
@@ -381,3 +387,20 @@ class DailyChore(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+# The cache ledger's model lives in a module of its own (it names these models by string).
+from webui.vessel_calls import VesselCall  # noqa: E402
+
+__all__ = [
+    "Conversation",
+    "DailyChore",
+    "Message",
+    "ScheduledJob",
+    "Soul",
+    "TurnRound",
+    "UnattendedRun",
+    "VaultSnapshot",
+    "Vessel",
+    "VesselCall",
+]
