@@ -12,7 +12,6 @@ from django.utils.safestring import SafeString
 
 from webui.cache_chart import cached_share_chart
 from webui.cache_report import turn_shares
-
 from webui.models import (
     Conversation,
     DailyChore,
