@@ -32,11 +32,11 @@ class MemoryExtension(TurnExtension):
     name = "pippa_memory"
     offers_memory_tool = True
 
-    def settle(self, *, turn: TurnContext) -> None:
+    def settle(self, *, turn: TurnContext) -> str | None:
         conversation = turn.conversation
         if conversation.kind in UNATTENDED_KINDS:
-            return  # pinned with its bundle or brief before the turn
-        settle_turn_pin(conversation, budget=remaining(turn))
+            return None  # pinned with its bundle or brief before the turn
+        return settle_turn_pin(conversation, budget=remaining(turn), later_turn=not turn.first_turn)
 
     def memory_block(self, *, turn: TurnContext) -> str | None:
         conversation = turn.conversation

@@ -55,15 +55,21 @@ class TurnExtension:
     #: Whether this extension offers the memory tool that ``Vessel.memory_tool_enabled`` switches.
     offers_memory_tool: bool = False
 
-    def settle(self, *, turn: TurnContext) -> None:
+    def settle(self, *, turn: TurnContext) -> str | None:
         """Fix, before the prompt is assembled, what :meth:`memory_block` will read this turn.
 
-        Called at every turn, after the host has pinned the vault base and before it pins the tool
-        definitions. This is the point that may write and call the network for the front of the
-        prompt: at a conversation's first turn it pins what the block holds; at a later turn it
-        may do a documented re-pin (the memory plug-in's ``engine_recovered``). It shares the
-        turn's time with the other points, so a slow service costs the turn one bounded wait.
+        Called at every turn, after the host has pinned the vault base and before it pins the
+        viewer disclosure and the tool definitions. This is the point that may write and call the
+        network for the front of the prompt: at a conversation's first turn it pins what the block
+        holds; at a later turn it may do a documented re-pin (the memory plug-in's
+        ``engine_recovered``). It shares the turn's time with the other points, so a slow service
+        costs the turn one bounded wait.
+
+        Returns why, when at a later turn it re-pinned (a short cause with no memory text in it,
+        such as ``forgotten`` or ``repin: <the admin's reason>``), else ``None``: the cache ledger
+        records it as the cause should the block's bytes have moved.
         """
+        return None
 
     def memory_block(self, *, turn: TurnContext) -> str | None:
         """Text placed after the vault base and before the viewer disclosure, or ``None``.

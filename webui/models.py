@@ -201,7 +201,12 @@ class VaultSnapshot(models.Model):
 
 
 def empty_usage() -> dict:
-    return {"input_tokens": 0, "output_tokens": 0, "cached_input_tokens": 0}
+    return {
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cached_input_tokens": 0,
+        "cache_write_tokens": 0,
+    }
 
 
 class Message(models.Model):

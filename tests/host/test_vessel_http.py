@@ -102,6 +102,7 @@ class TestHTTPAdapterContract:
             "input_tokens": USAGE["prompt"],
             "output_tokens": USAGE["output"],
             "cached_input_tokens": expected_cached,
+            "cache_write_tokens": USAGE["written"] if kit.adapter == "anthropic" else 0,
         }
 
     @pytest.mark.parametrize(

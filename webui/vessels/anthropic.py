@@ -95,6 +95,7 @@ class AnthropicAdapter(RequestsAdapter):
     provider_name = "Anthropic"
     default_base_url = "https://api.anthropic.com"
     stream_parser_class = AnthropicStream
+    cache_marker_keys = frozenset({"cache_control"})
 
     def endpoint(self, request: dict[str, Any]) -> str:
         return f"{self.base_url}/v1/messages"
@@ -168,11 +169,8 @@ class AnthropicAdapter(RequestsAdapter):
                 )
         usage = response.get("usage") or {}
         cached = usage.get("cache_read_input_tokens") or 0
-        prompt_size = (
-            (usage.get("input_tokens") or 0)
-            + (usage.get("cache_creation_input_tokens") or 0)
-            + cached
-        )
+        written = usage.get("cache_creation_input_tokens") or 0
+        prompt_size = (usage.get("input_tokens") or 0) + written + cached
         return VesselReply(
             text="".join(texts),
             tool_calls=tuple(calls),
@@ -180,6 +178,7 @@ class AnthropicAdapter(RequestsAdapter):
                 input_tokens=prompt_size,
                 output_tokens=usage.get("output_tokens") or 0,
                 cached_input_tokens=cached,
+                cache_write_tokens=written,
             ),
         )
 
