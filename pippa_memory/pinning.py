@@ -408,9 +408,9 @@ def keep_rendered(conversation: Conversation, block: MemoryBlock) -> str:
 
 
 def repin_cause(conversation: Conversation) -> str:
-    """Why a conversation that had turns is unpinned: an admin's re-pin (``repin: <reason>``,
-    from the latest request in its pin history), or a conversation from before the memory layer
-    was installed (``first_pin``)."""
+    """Why a conversation that had turns is unpinned: a forget whose item its block held
+    (``forgotten``), an admin's re-pin (``repin: <reason>``, from the latest request in its pin
+    history), or a conversation from before the memory layer was installed (``first_pin``)."""
     latest = (
         PinRecord.objects.filter(conversation=conversation)
         .order_by("-created_at", "-id")
@@ -419,6 +419,8 @@ def repin_cause(conversation: Conversation) -> str:
     )
     if latest is None or latest[0] != PinRecord.Outcome.REPIN_REQUESTED:
         return "first_pin"
+    if latest[1] == FORGOTTEN:
+        return FORGOTTEN
     return f"repin: {latest[1]}" if latest[1] else "repin"
 
 

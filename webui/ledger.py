@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.contenttypes.models import ContentType
 from django.db import DatabaseError, transaction
 
 from webui.canonical import canonical_bytes
@@ -46,7 +48,7 @@ VESSEL_SECTION = "vessel"
 CAUSES = {
     "vessel_changed": "the conversation's vessel, adapter or model changed",
     "disclosure_pinned": "a conversation from before disclosures were pinned pinned its own",
-    "history_edited": "an admin edited or deleted a message of the conversation",
+    "history_edited": "an admin changed a message of the conversation (the admin's change log)",
 }
 
 
@@ -95,12 +97,13 @@ def stable_prefix(
     )
     messages = list(request.get(adapter.messages_key) or [])
     leading = len(adapter.render_system(prompt.system_text))
-    system = request.get(adapter.system_key) if adapter.system_key else messages[:leading]
-    encoded = tuple(canonical_bytes(message) for message in messages[leading:])
+    all_encoded = [canonical_bytes(message) for message in messages]
+    encoded = tuple(all_encoded[leading:])
     turn_count = len(adapter.render_turn(stable))
     history, turn = encoded[: len(encoded) - turn_count], encoded[len(encoded) - turn_count :]
     tools_bytes = canonical_bytes(request.get(adapter.tools_key) or [])
-    system_bytes = canonical_bytes(system)
+    # The system text in its own field, or (``system_key`` None) inside the message list.
+    system_bytes = canonical_bytes(request.get(adapter.system_key)) if adapter.system_key else b""
     front = prompt.front_sections()
     sections = {
         "tools": digest(tools_bytes),
@@ -110,7 +113,7 @@ def stable_prefix(
     }
     return StablePrefix(
         sections=sections,
-        prefix_bytes=len(tools_bytes) + len(system_bytes) + len(list_bytes(encoded)),
+        prefix_bytes=len(tools_bytes) + len(system_bytes) + len(list_bytes(all_encoded)),
         messages=encoded,
         history_messages=len(history),
         turn_messages=len(turn),
@@ -136,6 +139,18 @@ def first_moved(previous: VesselCall, current: StablePrefix, *, same_turn: bool)
     if digest(list_bytes(messages[held : held + grown])) != previous.sections.get("turn"):
         return "turn" if same_turn else "history"
     return None
+
+
+def edited_since(conversation: Conversation, previous: VesselCall) -> bool:
+    """Whether an admin changed one of ``conversation``'s messages since the ``previous`` call,
+    by the admin's own change log (asked only when the history moved)."""
+    ids = [str(pk) for pk in conversation.messages.values_list("pk", flat=True)]
+    return LogEntry.objects.filter(
+        content_type=ContentType.objects.get_for_model(Message),
+        object_id__in=ids,
+        action_flag=CHANGE,
+        action_time__gte=previous.created_at,
+    ).exists()
 
 
 @dataclass
@@ -221,6 +236,8 @@ class TurnLedger:
             return
         row.drift_section = section or VESSEL_SECTION
         row.drift_cause = "vessel_changed" if changed else self.causes.get(row.drift_section, "")
+        if section == "history" and not changed and edited_since(self.conversation, previous):
+            row.drift_cause = "history_edited"
         logger.warning(
             "Prompt prefix drift in conversation %s: section %s moved at call %s of the turn "
             "answering %s (%s).",

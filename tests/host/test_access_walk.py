@@ -139,6 +139,12 @@ HOST_ROUTES: dict[str, Route] = {
         lambda world: {"turn_id": "6f1d2c1e-0000-4000-8000-000000000000"},
         json=True,
     ),
+    # The cache ledger: staff holding view_vesselcall (the viewer, the superuser); members and
+    # staff without it are refused, anonymous too (403, as the API refuses everyone unsigned).
+    "api-ledger": Route(
+        Access(FORBIDDEN, FORBIDDEN, FORBIDDEN, OK, OK),
+        lambda world, role: f"/api/ledger/?conversation={world.conversations['member'].id}",
+    ),
     "api-schema": Route(API, at("/api/schema/")),
     "api-docs": Route(API, at("/api/docs/")),
     "admin:index": Route(admin_page(staff=OK, viewer=OK, superuser=OK), at("/admin/")),

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from webui.api import views
+from webui.api import ledger, views
 
 urlpatterns = [
     path("conversations/", views.ConversationListView.as_view(), name="api-conversations"),
@@ -19,4 +19,5 @@ urlpatterns = [
         views.StopView.as_view(),
         name="api-stop",
     ),
+    path("ledger/", ledger.LedgerView.as_view(), name="api-ledger"),
 ]
