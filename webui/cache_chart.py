@@ -24,7 +24,8 @@ def _bar(index: int, turn: TurnShare) -> tuple[object, ...]:
             f"Turn {turn.number}: below the minimum cacheable length ({turn.input_tokens} tokens)"
         )
         return (x, HEIGHT - 2, BAR, 2, COLOURS["short"], words)
-    height = max(1, round(turn.share * HEIGHT))
+    # A drift at 0% still shows: its bar is never shorter than a few units.
+    height = max(4 if turn.drifted else 1, round(turn.share * HEIGHT))
     words = f"Turn {turn.number}: {turn.share:.0%} of its cacheable input read from the cache"
     if turn.drifted:
         words += " (drift)"
