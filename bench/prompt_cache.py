@@ -151,8 +151,8 @@ def built_requests(adapter_name: str, turns: int, *, pinned: bool) -> tuple[Any,
     return adapter, bodies
 
 
-def anthropic_cost(adapter: Any, bodies: list[bytes]) -> tuple[float, float, int]:
-    """``(cost, uncached cost, calls below the minimum)`` of ``bodies`` sent to Anthropic, with
+def anthropic_cost(adapter: Any, bodies: list[bytes]) -> tuple[float, float, int, int]:
+    """``(cost, uncached cost, calls below the minimum, the minimum)`` of ``bodies`` sent to Anthropic, with
     what the double reports read and written at Sonnet's prices and minimum length."""
     from webui.cache_bill import call_bill, combined
     from webui.cache_prices import cache_price
@@ -172,7 +172,7 @@ def anthropic_cost(adapter: Any, bodies: list[bytes]) -> tuple[float, float, int
         )
     short = sum(1 for b in bills if b.cacheable_input_tokens == 0)
     total = combined(bills)
-    return total.cost, total.uncached_cost, short
+    return total.cost, total.uncached_cost, short, price.min_cacheable_tokens
 
 
 def prefix_reuse(turns: int) -> None:
@@ -197,16 +197,16 @@ def prefix_reuse(turns: int) -> None:
             what=f"{turns} turns built by the adapter, tool round every 5th; {ORDER_WORDS}",
             section=SECTION,
         )
-    pinned_cost, uncached, short = anthropic_cost(*anthropic[True])
-    baseline_cost, _, _ = anthropic_cost(*anthropic[False])
+    pinned_cost, uncached, short, minimum = anthropic_cost(*anthropic[True])
+    baseline_cost, *_ = anthropic_cost(*anthropic[False])
     print("   Anthropic input cost of the whole conversation (uncached = 1.00), Sonnet 4.x:")
     print(f"     pinned   {pinned_cost / uncached:5.2f}   baseline {baseline_cost / uncached:5.2f}")
-    print(f"     {short} of {turns} requests below the 1024-token minimum: billed as plain input")
+    print(f"     {short} of {turns} requests below the {minimum}-token minimum: plain input")
     figure(
         "Anthropic input cost, baseline / pinned",
         f"{baseline_cost / pinned_cost:.2f}x (pinned {pinned_cost / uncached:.2f} of uncached)",
         what=f"{turns} turns; cache writes 1.25x, reads 0.1x (price table); the minimum "
-        f"cacheable length respected ({short} requests below it, not cached)",
+        f"cacheable length ({minimum} tokens) respected: {short} requests below it, not cached",
         section=SECTION,
     )
 
