@@ -21,7 +21,7 @@ from django.db import IntegrityError, transaction
 from webui.assembly import assemble_prompt
 from webui.canonical import without_nul
 from webui.conf import webui_settings
-from webui.extensions import TurnContext, registered_extensions
+from webui.extensions import TurnContext, registered_extensions, turn_saving
 from webui.ledger import TurnLedger, keep
 from webui.lone_surrogates import replace_lone_surrogates
 from webui.models import Conversation, Message, VesselCall
@@ -312,8 +312,9 @@ def answer_events(
 
 
 def save_answer(*, turn: TurnContext, answer: Answer) -> Message:
-    """Save the reply as the answer to the turn's user message, and drop its kept rounds, in one
-    transaction. Raises ``IntegrityError`` if the message has an answer already."""
+    """Save the reply as the answer to the turn's user message, drop its kept rounds, and let
+    each extension write its own rows about the reply (``turn_saving``), in one transaction.
+    Raises ``IntegrityError`` if the message has an answer already."""
     tool_uses, rounds = recorded_rounds(answer.rounds)
     with transaction.atomic():
         assistant_message = append_message(
@@ -328,6 +329,7 @@ def save_answer(*, turn: TurnContext, answer: Answer) -> Message:
             stopped=answer.stopped,
         )
         consume_saved_rounds(turn.user_message)
+        turn_saving(turn=turn, assistant_message=assistant_message)
         keep(answer.call)
     return assistant_message
 

@@ -16,6 +16,16 @@ urlpatterns = [
         views.conversation_detail,
         name="conversation-detail",
     ),
+    path(
+        "conversations/<uuid:conversation_id>/rename/",
+        views.conversation_rename,
+        name="conversation-rename",
+    ),
+    path(
+        "conversations/<uuid:conversation_id>/delete/",
+        views.conversation_delete,
+        name="conversation-delete",
+    ),
     path("vessels/", views.vessel_list, name="vessel-list"),
     path("stream/", views.soul_stream, name="soul-stream"),
     path("stream/wake/", views.soul_stream_wake, name="soul-stream-wake"),

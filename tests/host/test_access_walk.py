@@ -98,6 +98,15 @@ HOST_ROUTES: dict[str, Route] = {
     "conversation-list": Route(signed_in(member=OK), at("/")),
     "conversation-new": Route(signed_in(member=OK), at("/conversations/new/")),
     "conversation-detail": Route(signed_in(member=OK), own("/conversations/{id}/")),
+    # Renaming one's own conversation, and the page that asks before deleting it (the delete
+    # itself, and that no one reaches another member's, is in tests/host/test_conversations.py).
+    "conversation-rename": Route(
+        signed_in(member=REDIRECT),
+        own("/conversations/{id}/rename/"),
+        "post",
+        lambda world: {"title": "Renamed"},
+    ),
+    "conversation-delete": Route(signed_in(member=OK), own("/conversations/{id}/delete/")),
     "vessel-list": Route(signed_in(member=OK), at("/vessels/")),
     "soul-stream": Route(signed_in(member=OK), at("/stream/")),
     # The cache bill: staff who may view the ledger (the viewer and the superuser); 403 otherwise.
@@ -122,6 +131,7 @@ HOST_ROUTES: dict[str, Route] = {
     "login": Route(Access(OK, OK, OK, OK, OK), at("/accounts/login/")),
     "logout": Route(Access(LOGIN, LOGIN, LOGIN, LOGIN, LOGIN), at("/accounts/logout/"), "post"),
     "api-conversations": Route(API, at("/api/conversations/")),
+    "api-conversation": Route(API, own("/api/conversations/{id}/")),
     "api-messages": Route(API, own("/api/conversations/{id}/messages/")),
     # Nothing to retry in a fresh conversation: past the login, the API says so (409).
     "api-retry": Route(

@@ -19,9 +19,12 @@ from webui.extensions import TurnContext, TurnExtension
 from webui.ledger import stable_prefix
 from webui.models import Conversation, Message, VaultSnapshot, Vessel, VesselCall
 from webui.prompt import HistoryMessage, Prompt, ToolRound, ToolUse
-from webui.turns import outcome_of, run_turn, stream_turn
+from webui.turn_events import Delta, StopSignal
+from webui.turns import TurnError, outcome_of, retry_turn, run_turn, stream_turn
+from webui.vessels import registry
 from webui.vessels.registry import adapter_for
 
+from .fakes import SecondRoundFailsOnce
 from .test_vessel_contract import TURNS, Provider
 from .test_vessel_contract import chat as chat  # noqa: F401 (a fixture)
 from .test_vessel_contract import kit as kit  # noqa: F401 (a fixture)
@@ -371,3 +374,38 @@ def test_a_message_an_admin_edited_is_drift_in_history_caused_by_the_edit(
     run_turn(conversation=conversation, text="again")
 
     assert drifts(conversation) == [("history", "history_edited")]
+
+
+def test_a_call_stopped_mid_answer_is_kept_marked_stopped_and_the_next_turn_extends_it(
+    conversation: Conversation,
+) -> None:
+    stop = StopSignal()
+    for event in stream_turn(conversation=conversation, text="a story", stop=stop, streamed=True):
+        if isinstance(event, Delta):
+            stop.set()
+
+    run_turn(conversation=conversation, text="go on")
+
+    stopped, following = calls_of(conversation)
+    assert stopped.stopped
+    assert (stopped.input_tokens, stopped.output_tokens) == (0, 0)  # never reported
+    assert not following.stopped
+    assert following.input_tokens > 0
+    assert drifts(conversation) == []
+
+
+def test_a_retry_after_a_failed_round_continues_the_chain_with_no_drift(
+    conversation: Conversation, recording_tool: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(SecondRoundFailsOnce, "failures_left", 1)
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", SecondRoundFailsOnce)
+    run_turn(conversation=conversation, text="hello")
+    with pytest.raises(TurnError):
+        run_turn(conversation=conversation, text="remember I like tea")
+
+    retry_turn(conversation=conversation)
+    run_turn(conversation=conversation, text="and now?")
+
+    # The failed call left no row; the kept round's call and the retried one did.
+    assert [c.round for c in calls_of(conversation)] == [0, 0, 1, 0]
+    assert drifts(conversation) == []

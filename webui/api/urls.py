@@ -5,6 +5,11 @@ from webui.api import ledger, views
 urlpatterns = [
     path("conversations/", views.ConversationListView.as_view(), name="api-conversations"),
     path(
+        "conversations/<uuid:conversation_id>/",
+        views.ConversationDetailView.as_view(),
+        name="api-conversation",
+    ),
+    path(
         "conversations/<uuid:conversation_id>/messages/",
         views.MessageListView.as_view(),
         name="api-messages",
