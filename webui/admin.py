@@ -8,7 +8,10 @@ from axes.models import AccessAttempt
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.safestring import SafeString
 
+from webui.cache_chart import cached_share_chart
+from webui.cache_report import turn_shares
 from webui.models import (
     Conversation,
     DailyChore,
@@ -17,6 +20,7 @@ from webui.models import (
     Soul,
     UnattendedRun,
     Vessel,
+    VesselCall,
 )
 from webui.unattended_display import describe_memory
 from webui.vault import vault_problem
@@ -178,7 +182,12 @@ class ConversationAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: object = None) -> list[str]:
         fixed = ["id", "created_at", "offered_tools"]
-        return [*fixed, *HISTORY_FIELDS] if obj is not None else fixed
+        return [*fixed, *HISTORY_FIELDS, "cache_chart"] if obj is not None else fixed
+
+    @admin.display(description="cached share per turn")
+    def cache_chart(self, conversation: Conversation) -> SafeString:
+        """The conversation's ledger as a small chart: counts only, no text."""
+        return cached_share_chart(turn_shares(conversation))
 
 
 @admin.register(Message)
@@ -259,4 +268,37 @@ class DailyChoreAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(VesselCall)
+class VesselCallAdmin(admin.ModelAdmin):
+    """The cache ledger, read only: a row per vessel call, written by turns. Counts, hashes and
+    drift causes only; a row holds no prompt text."""
+
+    list_display = [
+        "created_at",
+        "conversation",
+        "vessel",
+        "round",
+        "input_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "prefix_bytes",
+        "drift_section",
+        "drift_cause",
+    ]
+    list_filter = ["adapter", "drift_section", "vessel", "created_at"]
+    search_fields = ["conversation__id"]
+    date_hierarchy = "created_at"
+    list_select_related = ["conversation__soul", "conversation__vessel", "vessel"]
+    readonly_fields = [f.name for f in VesselCall._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False

@@ -53,6 +53,7 @@ from webui.models import (
     Soul,
     UnattendedRun,
     Vessel,
+    VesselCall,
 )
 
 pytestmark = pytest.mark.django_db
@@ -75,6 +76,7 @@ class HostWorld:
     login_attempt: AccessAttempt
     login_log: AccessLog
     login_failure: AccessFailureLog
+    vessel_call: VesselCall
 
     def conversation(self, role: str) -> Conversation:
         """The role's own conversation (anonymous is handed the member's)."""
@@ -107,6 +109,8 @@ HOST_ROUTES: dict[str, Route] = {
     "conversation-delete": Route(signed_in(member=OK), own("/conversations/{id}/delete/")),
     "vessel-list": Route(signed_in(member=OK), at("/vessels/")),
     "soul-stream": Route(signed_in(member=OK), at("/stream/")),
+    # The cache bill: staff who may view the ledger (the viewer and the superuser); 403 otherwise.
+    "cache-ledger": Route(Access(LOGIN, FORBIDDEN, FORBIDDEN, OK, OK), at("/cache/")),
     "soul-stream-wake": Route(
         household_wide(allowed=REDIRECT),
         at("/stream/wake/"),
@@ -203,6 +207,8 @@ HOST_ROUTES: dict[str, Route] = {
     **admin_model_routes("webui.scheduledjob", FULL_ADMIN, lambda world: world.job),
     **admin_model_routes("webui.unattendedrun", NO_ADD_ADMIN, lambda world: world.run),
     **admin_model_routes("webui.dailychore", NO_ADD_ADMIN, lambda world: world.chore),
+    # The cache ledger: written by turns, read only for everyone.
+    **admin_model_routes("webui.vesselcall", READ_ONLY_ADMIN, lambda world: world.vessel_call),
     # django-axes' records of failed logins: read and delete by model permission, never added.
     **admin_model_routes("axes.accessattempt", NO_ADD_ADMIN, lambda world: world.login_attempt),
     **admin_model_routes("axes.accesslog", NO_ADD_ADMIN, lambda world: world.login_log),
@@ -242,6 +248,7 @@ def world(make_user: Any, make_conversation: Any, soul: Soul, offline_vessel: Ve
     conversations = {
         role: make_conversation(viewer=user) for role, user in users.items() if user is not None
     }
+    ledgered = make_conversation(viewer=users["member"])
     return HostWorld(
         users=users,
         soul=soul,
@@ -269,6 +276,16 @@ def world(make_user: Any, make_conversation: Any, soul: Soul, offline_vessel: Ve
         ),
         login_log=AccessLog.objects.create(**LOGIN_RECORD),
         login_failure=AccessFailureLog.objects.create(**LOGIN_RECORD),
+        vessel_call=VesselCall.objects.create(
+            conversation=ledgered,
+            user_message=Message.objects.create(conversation=ledgered, role="user", content="hi"),
+            round=0,
+            vessel=offline_vessel,
+            adapter="offline",
+            model="offline-1",
+            input_tokens=1200,
+            prefix_bytes=4800,
+        ),
     )
 
 
