@@ -21,6 +21,7 @@ urlpatterns = [
     path("stream/wake/", views.soul_stream_wake, name="soul-stream-wake"),
     path("vessels/<slug:slug>/memory-tool/", views.vessel_memory_tool, name="vessel-memory-tool"),
     path("vessels/<slug:slug>/test/", views.vessel_test_connection, name="vessel-test-connection"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("webui.api.urls")),
