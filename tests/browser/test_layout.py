@@ -13,6 +13,7 @@ from playwright.sync_api import Page, expect
 from rest_framework.test import APIClient
 
 from pippa_memory.models import MemoryBlock, OutboxEvent
+from tests.memory.household_memory import add_memory
 from webui.models import Conversation, Message, ScheduledJob, UnattendedRun, VaultSnapshot, Vessel
 from webui.unattended import run_due_jobs, run_wake
 
@@ -32,6 +33,7 @@ class Household:
 
     member: Any
     root: Any
+    memory: str
     chat: Conversation
     staff_chat: Conversation
     long_chat: Conversation
@@ -77,6 +79,7 @@ def household(make_user: Any, user: Any, soul: Any, offline_vessel: Vessel, memo
         api_key_env="HOUSEHOLD_GATEWAY_API_KEY",
     )
     memory_on.state.remember("pippa", f"The household wiki lives at {UNBROKEN}.")
+    memory = add_memory(memory_on, f"Alice keeps her recipes at {UNBROKEN}", by=user)
     client = APIClient()
     client.force_login(user)
     chat = Conversation.objects.create(
@@ -102,6 +105,7 @@ def household(make_user: Any, user: Any, soul: Any, offline_vessel: Vessel, memo
     return Household(
         member=user,
         root=root,
+        memory=memory,
         chat=chat,
         staff_chat=staff_chat,
         long_chat=long_conversation(user, soul, offline_vessel),
@@ -136,6 +140,7 @@ def member_pages(world: Household) -> list[str]:
         "/vessels/",
         "/stream/",
         "/memory/",
+        f"/memory/items/{world.memory}/forget/?soul=pippa",
     ]
 
 
@@ -160,6 +165,9 @@ def staff_pages(world: Household) -> list[str]:
         "/admin/webui/message/",
         f"/admin/webui/message/{job_reply.pk}/change/",
         "/admin/webui/vessel/",
+        "/admin/webui/soul/",
+        "/admin/webui/scheduledjob/",
+        "/admin/auth/user/",
         "/admin/webui/unattendedrun/",
         f"/admin/webui/unattendedrun/{world.job_run.pk}/change/",
         "/admin/webui/vaultsnapshot/",
@@ -167,6 +175,8 @@ def staff_pages(world: Household) -> list[str]:
         "/admin/pippa_memory/conversationpin/",
         f"/admin/pippa_memory/conversationpin/{job_conversation.pk}/change/",
         "/admin/pippa_memory/pinrecord/",
+        "/admin/pippa_memory/memoryblock/",
+        "/admin/pippa_memory/braincall/",
         f"/admin/pippa_memory/memoryblock/{block.pk}/change/",
         "/admin/pippa_memory/outboxevent/",
         f"/admin/pippa_memory/outboxevent/{event.pk}/change/",
