@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
 from django.utils import timezone
 from django.views import defaults
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from webui.api.serializers import MessageSerializer
 from webui.extensions import memory_tool_notice
@@ -171,6 +171,7 @@ def soul_stream_wake(request: HttpRequest) -> HttpResponse:
     return redirect("soul-stream")
 
 
+@require_safe
 def favicon(request: HttpRequest) -> HttpResponse:
     """Browsers ask for ``/favicon.ico`` whatever a page links: send them to the site's icon (a
     temporary redirect, since a deployment's static file names carry a content hash)."""
