@@ -17,6 +17,7 @@ from django.utils import timezone
 from webui.models import Conversation, ScheduledJob, Soul, UnattendedRun, Vessel
 from webui.schedules import next_run_after, schedule_problem
 from webui.unattended import claim_due_jobs, run_due_jobs, run_wake
+from webui.unattended_display import when_said
 from webui.vessels import registry
 
 from .fakes import FailingAdapter
@@ -249,3 +250,16 @@ def test_a_job_conversation_is_not_in_any_members_chat_list(user: Any, make_job:
 
     assert Conversation.objects.filter(kind="job").count() == 1
     assert "Morning note" not in client.get("/").content.decode()
+
+
+@pytest.mark.parametrize(
+    ("moment", "said"),
+    [
+        (datetime(2026, 12, 2, 9, 12, tzinfo=UTC), "at 09:12"),
+        (datetime(2026, 12, 1, 23, 5, tzinfo=UTC), "yesterday at 23:05"),
+        (datetime(2026, 11, 28, 7, 0, tzinfo=UTC), "on 28 Nov at 07:00"),
+        (datetime(2025, 12, 2, 7, 0, tzinfo=UTC), "on 2 Dec 2025 at 07:00"),
+    ],
+)
+def test_a_post_says_when_in_words_a_family_uses(moment: datetime, said: str) -> None:
+    assert when_said(moment, now=AT) == said
