@@ -101,6 +101,10 @@ class Vessel(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def get_absolute_url(self) -> str:
+        """Its row on the vessels page, which every member reads."""
+        return reverse("vessel-list") + f"#vessel-{self.slug}"
+
     @property
     def api_key(self) -> str:
         """The key from the environment variable the vessel names; empty when unset or not allowed.
@@ -368,6 +372,10 @@ class UnattendedRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} for {self.soul} at {self.started_at:%Y-%m-%d %H:%M}"
+
+    def get_absolute_url(self) -> str:
+        """Its post on the Soul Stream, which every member reads."""
+        return reverse("soul-stream") + f"#run-{self.pk}"
 
 
 class DailyChore(models.Model):

@@ -32,6 +32,7 @@ urlpatterns = [
     path("vessels/<slug:slug>/memory-tool/", views.vessel_memory_tool, name="vessel-memory-tool"),
     path("vessels/<slug:slug>/test/", views.vessel_test_connection, name="vessel-test-connection"),
     path("cache/", cache_views.cache_ledger, name="cache-ledger"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("webui.api.urls")),

@@ -8,10 +8,12 @@ nothing changes.
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
+from django.utils import timezone
 from django.views import defaults
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from webui.api.serializers import serialized_messages
 from webui.conf import webui_settings
@@ -34,6 +36,7 @@ from webui.selectors import (
     memory_tool_on,
 )
 from webui.unattended import run_wake
+from webui.unattended_display import memory_line, post_heading
 from webui.vault import vault_problem
 from webui.vessels.connection import check_connection, key_status
 from webui.vessels.registry import vessel_problem
@@ -196,14 +199,21 @@ def soul_stream(request: HttpRequest) -> HttpResponse:
         .prefetch_related("conversation__messages")
         .order_by("-started_at", "-id")[:50]
     )
-    posts = []
+    posts, now = [], timezone.now()
     for run in runs:
         replies = [
             m
             for m in (run.conversation.messages.all() if run.conversation else [])
             if m.role == "assistant"
         ]
-        posts.append({"run": run, "text": replies[-1].content if replies else ""})
+        posts.append(
+            {
+                "run": run,
+                "heading": post_heading(run, now=now),
+                "text": replies[-1].content if replies else "",
+                "memory": memory_line(run),
+            }
+        )
     context = {
         "posts": posts,
         "souls": Soul.objects.all(),
@@ -232,6 +242,13 @@ def soul_stream_wake(request: HttpRequest) -> HttpResponse:
     else:
         messages.error(request, f"{soul.name}'s wake failed: {run.error}")
     return redirect("soul-stream")
+
+
+@require_safe
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for ``/favicon.ico`` whatever a page links: send them to the site's icon (a
+    temporary redirect, since a deployment's static file names carry a content hash)."""
+    return HttpResponseRedirect(static("webui/favicon.svg"))
 
 
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:

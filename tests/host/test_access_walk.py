@@ -52,6 +52,7 @@ from webui.models import (
     ScheduledJob,
     Soul,
     UnattendedRun,
+    VaultSnapshot,
     Vessel,
     VesselCall,
 )
@@ -70,6 +71,7 @@ class HostWorld:
     message: Message
     job: ScheduledJob
     run: UnattendedRun
+    snapshot: VaultSnapshot
     group: Group
     task_result: DBTaskResult
     chore: DailyChore
@@ -128,6 +130,8 @@ HOST_ROUTES: dict[str, Route] = {
         lambda world, role: f"/vessels/{world.vessel.slug}/test/",
         "post",
     ),
+    # Browsers ask for it whatever the page links: everyone is sent to the site's icon.
+    "favicon": Route(Access(REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT), at("/favicon.ico")),
     "login": Route(Access(OK, OK, OK, OK, OK), at("/accounts/login/")),
     "logout": Route(Access(LOGIN, LOGIN, LOGIN, LOGIN, LOGIN), at("/accounts/logout/"), "post"),
     "api-conversations": Route(API, at("/api/conversations/")),
@@ -203,7 +207,10 @@ HOST_ROUTES: dict[str, Route] = {
     **admin_model_routes(
         "webui.conversation", FULL_ADMIN, lambda world: world.conversations["member"]
     ),
-    **admin_model_routes("webui.message", FULL_ADMIN, lambda world: world.message),
+    # History is written by turns: messages and vault snapshots are read, never added, changed or
+    # deleted (a conversation is deleted whole).
+    **admin_model_routes("webui.message", READ_ONLY_ADMIN, lambda world: world.message),
+    **admin_model_routes("webui.vaultsnapshot", READ_ONLY_ADMIN, lambda world: world.snapshot),
     **admin_model_routes("webui.scheduledjob", FULL_ADMIN, lambda world: world.job),
     **admin_model_routes("webui.unattendedrun", NO_ADD_ADMIN, lambda world: world.run),
     **admin_model_routes("webui.dailychore", NO_ADD_ADMIN, lambda world: world.chore),
@@ -224,7 +231,6 @@ HOST_ACTIONS: dict[tuple[str, str], ActionAccess] = {
     # One small real provider call: for those who may change vessels, not for a viewer.
     ("webui.vessel", "run_connection_test"): ActionAccess(REFUSED_ACTION),
     ("webui.conversation", "delete_selected"): DELETE,
-    ("webui.message", "delete_selected"): DELETE,
     ("webui.scheduledjob", "delete_selected"): DELETE,
     ("webui.unattendedrun", "delete_selected"): DELETE,
     ("webui.dailychore", "delete_selected"): DELETE,
@@ -261,6 +267,7 @@ def world(make_user: Any, make_conversation: Any, soul: Soul, offline_vessel: Ve
             name="Morning", soul=soul, vessel=offline_vessel, schedule="every 1d"
         ),
         run=UnattendedRun.objects.create(kind="wake", soul=soul),
+        snapshot=VaultSnapshot.objects.create(soul=soul, sha256="a" * 64, text="I am Pippa."),
         group=Group.objects.create(name="household"),
         task_result=DBTaskResult.objects.create(
             args_kwargs={"args": [], "kwargs": {}},
@@ -322,9 +329,6 @@ def test_every_host_admin_action_runs_only_for_those_with_its_permission(
             ),
             "webui.conversation": lambda: Conversation.objects.create(
                 soul=world.soul, vessel=world.vessel, viewer=world.users["member"]
-            ),
-            "webui.message": lambda: Message.objects.create(
-                conversation=world.conversation("member"), role="user", content=f"hi {n}"
             ),
             "webui.scheduledjob": lambda: ScheduledJob.objects.create(
                 name=f"target-{n}", soul=world.soul, vessel=world.vessel, schedule="every 1d"
