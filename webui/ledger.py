@@ -23,8 +23,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from django.contrib.admin.models import CHANGE, LogEntry
-from django.contrib.contenttypes.models import ContentType
 from django.db import DatabaseError, transaction
 
 from webui.canonical import canonical_bytes
@@ -48,7 +46,6 @@ VESSEL_SECTION = "vessel"
 CAUSES = {
     "vessel_changed": "the conversation's vessel, adapter or model changed",
     "disclosure_pinned": "a conversation from before disclosures were pinned pinned its own",
-    "history_edited": "an admin changed a message of the conversation (the admin's change log)",
 }
 
 
@@ -141,18 +138,6 @@ def first_moved(previous: VesselCall, current: StablePrefix, *, same_turn: bool)
     return None
 
 
-def edited_since(conversation: Conversation, previous: VesselCall) -> bool:
-    """Whether an admin changed one of ``conversation``'s messages since the ``previous`` call,
-    by the admin's own change log (asked only when the history moved)."""
-    ids = [str(pk) for pk in conversation.messages.values_list("pk", flat=True)]
-    return LogEntry.objects.filter(
-        content_type=ContentType.objects.get_for_model(Message),
-        object_id__in=ids,
-        action_flag=CHANGE,
-        action_time__gte=previous.created_at,
-    ).exists()
-
-
 @dataclass
 class TurnLedger:
     """The ledger of one turn's calls: built once per turn, it reads the conversation's previous
@@ -236,8 +221,6 @@ class TurnLedger:
             return
         row.drift_section = section or VESSEL_SECTION
         row.drift_cause = "vessel_changed" if changed else self.causes.get(row.drift_section, "")
-        if section == "history" and not changed and edited_since(self.conversation, previous):
-            row.drift_cause = "history_edited"
         logger.warning(
             "Prompt prefix drift in conversation %s: section %s moved at call %s of the turn "
             "answering %s (%s).",

@@ -166,6 +166,7 @@ def test_view_on_site_is_offered_exactly_where_the_account_has_a_page(
         SiteLink("a scheduled job", world.job, root, None),
         SiteLink("a daily chore", world.chore, root, None),
         SiteLink("a vault snapshot", world.snapshot, root, None),
+        SiteLink("a ledger row", world.vessel_call, root, None),
         SiteLink("a user", member, root, None),
         SiteLink("a group", world.group, root, None),
         SiteLink("a task result", world.task_result, root, None),
