@@ -110,8 +110,15 @@
     const notes = messageNotes(message);
     if (notes) item.appendChild(notes);
     chat.appendChild(item);
-    item.scrollIntoView({ block: "end" });
+    revealAboveComposer(item);
     return item;
+  }
+
+  // Scroll ``item`` into view with its bottom above the composer, which sticks to the window's
+  // bottom and is as tall as its hint and character count make it at the moment.
+  function revealAboveComposer(item) {
+    item.style.scrollMarginBottom = form.offsetHeight + 16 + "px";
+    item.scrollIntoView({ block: "end" });
   }
 
   function shown(message) {
@@ -162,7 +169,7 @@
       item: item,
       add: function (text) {
         body.textContent += text;
-        item.scrollIntoView({ block: "end" });
+        revealAboveComposer(item);
       },
       tool: function (use) {
         let line = tools[use.id];

@@ -51,15 +51,15 @@ def test_remember_recall_and_ask_read_as_sentences_and_the_answer_arrives_under_
     expect(remembered.locator(".content")).to_have_text("I'll remember that for you: “I like tea”.")
     deliver_all()  # the outbox worker's part: the turn event reaches the engine
 
+    # The offline vessel writes its memories as a Markdown list, and the reply shows them as one.
     recalled = said(page, "recall tea")
-    expect(recalled.locator(".content")).to_have_text(
-        "Here is what I remember about “tea”:\n- I like tea (you told me; just for you)"
-    )
+    expect(recalled.locator(".content p")).to_have_text("Here is what I remember about “tea”:")
+    expect(recalled.locator(".content li")).to_have_text(["I like tea (you told me; just for you)"])
     fallback = said(page, "recall submarine")
-    expect(fallback.locator(".content")).to_have_text(
-        "Nothing matched “submarine”, so here are the most recent memories instead:\n"
-        "- I like tea (you told me; just for you)"
+    expect(fallback.locator(".content p")).to_have_text(
+        "Nothing matched “submarine”, so here are the most recent memories instead:"
     )
+    expect(fallback.locator(".content li")).to_have_text(["I like tea (you told me; just for you)"])
 
     asked = said(page, "ask what do I like")
     expect(asked.locator(".content")).to_have_text(
