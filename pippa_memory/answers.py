@@ -3,7 +3,10 @@
 At each turn, if the conversation has questions out, ready answers are fetched under the turn's
 budget and the breaker and put in the slot; they are acknowledged after the assistant row is
 saved, so each rides exactly one turn. A crash or failure before the acknowledgement makes them
-ride the next turn instead: at least once, never lost. Their text is never stored on this side.
+ride the next turn instead: at least once, never lost. Their text is never written into the
+conversation; the plug-in keeps it on its own row (:class:`~pippa_memory.models.PendingAsk`), with
+the reply that carried it, recorded in that reply's transaction, so the chat page can show the
+conversation's member what rode the reply (:mod:`pippa_memory.turn_notes`).
 """
 
 import logging
@@ -14,7 +17,8 @@ from django.utils import timezone
 from pippa_memory import contract
 from pippa_memory.client import call_engine
 from pippa_memory.models import PendingAsk
-from webui.models import Conversation
+from webui.canonical import without_nul
+from webui.models import Conversation, Message
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +48,20 @@ def slot_text(answers: list[dict[str, Any]]) -> str:
     for item in answers:
         lines.append(f"- Q: {item['question']}\n  A: {item['answer']}")
     return "\n".join(lines)
+
+
+def record_delivery(
+    conversation: Conversation, answers: list[dict[str, Any]], *, reply: Message
+) -> int:
+    """Keep each answer with the reply whose slot carried it, in the reply's transaction; an
+    answer that rides again (its acknowledgement failed) stays with the first reply. Returns how
+    many were recorded."""
+    recorded = 0
+    for item in answers:
+        recorded += PendingAsk.objects.filter(
+            conversation=conversation, ask_id=item["ask_id"], delivered_with__isnull=True
+        ).update(delivered_with=reply, answer=without_nul(item["answer"]))
+    return recorded
 
 
 def acknowledge(conversation: Conversation, answers: list[dict[str, Any]]) -> bool:
