@@ -2,8 +2,10 @@
 ``Procfile`` states them (so a bench runs what ``make run`` and production run), started on free
 loopback ports with the bench's database, waited for, and stopped."""
 
+import atexit
 import os
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -70,6 +72,7 @@ def environment(database_url: str, **settings: str) -> dict[str, str]:
 def production_environment(database_url: str, **settings: str) -> dict[str, str]:
     """The production profile on loopback HTTP (no TLS redirect), static files collected."""
     static = Path(tempfile.mkdtemp(prefix="pippa-bench-static-"))
+    atexit.register(shutil.rmtree, static, ignore_errors=True)
     return environment(
         database_url,
         DJANGO_SETTINGS_MODULE="webui.settings_production",

@@ -5,6 +5,7 @@ Benchmarks report figures through :func:`_report.figure`, measured side by side 
 import argparse
 import atexit
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -47,6 +48,7 @@ def scratch_database(database: str, label: str) -> str:
     PostgreSQL database on :data:`POSTGRES_SERVER` that is dropped when the script ends."""
     if database == "sqlite":
         folder = Path(tempfile.mkdtemp(prefix="pippa-bench-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
         return f"sqlite:///{folder / 'bench.sqlite3'}"
     import psycopg
 
