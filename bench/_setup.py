@@ -1,25 +1,80 @@
-"""Shared set-up for the benchmarks: Django on a fresh SQLite file, the demo household, and the
-reference engine on a loopback port. Benchmarks print ratios measured side by side in one run."""
+"""Shared set-up for the benchmarks: Django on a fresh database (a new SQLite file, or a scratch
+PostgreSQL database dropped at exit), the demo household, quick mode, and small statistics.
+Benchmarks report figures through :func:`_report.figure`, measured side by side in one run."""
 
+import argparse
+import atexit
 import os
+import shutil
 import statistics
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+#: ``BENCH_QUICK=1`` (or ``--quick``): every script runs with few rounds, to check that it works
+#: end to end, not to measure. ``bench/write_benchmarks.py --quick`` sets it for every script.
+QUICK = os.environ.get("BENCH_QUICK") == "1"
+#: Where scratch PostgreSQL databases are made (``bench_<script>_<random>``, dropped at exit).
+POSTGRES_SERVER = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432")
+DATABASES = ("sqlite", "postgres")
 
-def setup_django(**env: str) -> Path:
-    """Configure Django on a new SQLite file (returned), migrate it and make the cache's table."""
-    folder = Path(tempfile.mkdtemp(prefix="pippa-bench-"))
-    database = folder / "bench.sqlite3"
+
+def arguments(description: str, **rounds: tuple[int, int]) -> argparse.Namespace:
+    """The command line every script shares: ``--database`` and ``--quick``, plus one integer
+    option per ``rounds`` entry, given as ``name=(full, quick)``; quick mode takes the second."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--database", choices=DATABASES, default="sqlite")
+    parser.add_argument("--quick", action="store_true", help="few rounds: a check, not a figure")
+    for name in rounds:
+        parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=None)
+    args = parser.parse_args()
+    global QUICK
+    QUICK = QUICK or args.quick
+    if QUICK:
+        os.environ["BENCH_QUICK"] = "1"
+    for name, (full, quick) in rounds.items():
+        if getattr(args, name) is None:
+            setattr(args, name, quick if QUICK else full)
+    return args
+
+
+def scratch_database(database: str, label: str) -> str:
+    """The ``DATABASE_URL`` of a new, empty database: a SQLite file in a new folder, or a
+    PostgreSQL database on :data:`POSTGRES_SERVER` that is dropped when the script ends."""
+    if database == "sqlite":
+        folder = Path(tempfile.mkdtemp(prefix="pippa-bench-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        return f"sqlite:///{folder / 'bench.sqlite3'}"
+    import psycopg
+
+    name = f"bench_{label}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(f"{POSTGRES_SERVER}/postgres", autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+
+    def drop() -> None:
+        from django.db import connections
+
+        connections.close_all()
+        with psycopg.connect(f"{POSTGRES_SERVER}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    atexit.register(drop)
+    return f"{POSTGRES_SERVER}/{name}"
+
+
+def setup_django(*, database: str = "sqlite", label: str = "run", **env: str) -> str:
+    """Configure Django on a new database of kind ``database`` (``sqlite`` or ``postgres``),
+    migrate it and make the cache's table; returns its ``DATABASE_URL``."""
+    url = scratch_database(database, label)
     os.environ.update(
         {
             "DJANGO_SETTINGS_MODULE": "webui.settings",
-            "DATABASE_URL": f"sqlite:///{database}",
+            "DATABASE_URL": url,
             "DJANGO_LOG_LEVEL": "ERROR",
             "PIPPA_MEMORY_TOKEN": "bench-token",
             **env,
@@ -31,7 +86,12 @@ def setup_django(**env: str) -> Path:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    return database
+    return url
+
+
+def backend_name(database: str) -> str:
+    """How a figure names the database it ran on."""
+    return "SQLite" if database == "sqlite" else "PostgreSQL"
 
 
 def household() -> dict[str, Any]:

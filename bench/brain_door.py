@@ -2,10 +2,9 @@
 and p50/p99 latency at 1, 8 and 32 concurrent clients, errors counted, and the door's own overhead
 (latency minus the vessel's time).
 
-    .venv/bin/python bench/brain_door.py [--requests 300] [--workers 4]
+    .venv/bin/python bench/brain_door.py [--database sqlite|postgres] [--requests 320] [--workers 4]
 """
 
-import argparse
 import base64
 import json
 import os
@@ -17,7 +16,16 @@ import time
 import uuid
 from datetime import UTC, datetime
 
-from _setup import ROOT, household, median, percentile, setup_django
+from _report import figure
+from _setup import (
+    ROOT,
+    arguments,
+    backend_name,
+    household,
+    median,
+    percentile,
+    setup_django,
+)
 
 SECRET = "whsec_" + base64.b64encode(b"bench-brain-door-secret-32-bytes").decode()
 BODY = {
@@ -85,16 +93,13 @@ def load(url: str, clients: int, total: int) -> tuple[float, list[float], dict[i
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--requests", type=int, default=320)
-    parser.add_argument("--workers", type=int, default=4)
-    args = parser.parse_args()
+    args = arguments(__doc__.splitlines()[0], requests=(320, 32), workers=(4, 2))
     env = {
         "PIPPA_MEMORY_BRAIN_SECRET": SECRET,
         "PIPPA_MEMORY_BRAIN_RATE": "1000000/min",
         "PIPPA_MEMORY_URL": "",
     }
-    database = setup_django(**env)
+    database = setup_django(database=args.database, label="brain", **env)
     household()
     own = vessel_seconds()
     probe = socket.socket()
@@ -118,7 +123,7 @@ def main() -> None:
         env={
             **os.environ,
             **env,
-            "DATABASE_URL": f"sqlite:///{database}",
+            "DATABASE_URL": database,
             "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
         },
     )
@@ -133,18 +138,24 @@ def main() -> None:
             except requests.RequestException:
                 time.sleep(0.1)
         load(url, 4, 40)  # warm the workers
-        print(
-            f"Brain door, decide on the offline vessel, gunicorn with {args.workers} workers, SQLite"
-        )
-        print(f"  the vessel's own time per call (in-process median): {own * 1000:.2f} ms")
+        backend = backend_name(args.database)
         for clients in (1, 8, 32):
             seconds, latencies, statuses = load(url, clients, args.requests)
             errors = sum(n for status, n in statuses.items() if status != 200)
             p50 = percentile(latencies, 0.5)
-            print(
-                f"  {clients:2d} clients: {len(latencies) / seconds:7.1f} req/s  p50 {p50 * 1000:7.1f} ms  "
-                f"p99 {percentile(latencies, 0.99) * 1000:7.1f} ms  errors {errors}  "
-                f"door overhead (p50 - vessel) {(p50 - own) * 1000:6.1f} ms  statuses {statuses}"
+            figure(
+                f"brain door, {clients} client{'s' if clients > 1 else ''}, {backend}",
+                f"{len(latencies) / seconds:.1f} req/s, p50 {p50 * 1000:.1f} ms, p99 "
+                f"{percentile(latencies, 0.99) * 1000:.1f} ms, {errors} errors; the door's own "
+                f"share of p50 (p50 minus the vessel's {own * 1000:.2f} ms) {(p50 - own) * 1000:.1f} ms",
+                target="0 errors",
+                met=errors == 0,
+                what=(
+                    f"{len(latencies)} signed decide calls over loopback HTTP to gunicorn with "
+                    f"{args.workers} workers, {clients} at once, offline vessel; the vessel's own "
+                    "time is the in-process median of the same call"
+                ),
+                section="Brain door",
             )
     finally:
         server.terminate()

@@ -11,10 +11,9 @@ application/json`` (the first text is the whole reply, at the 201) or ``Accept: 
 
 Arms run interleaved, one fresh conversation per turn; medians over ``--rounds`` rounds.
 
-    .venv/bin/python bench/streaming.py [--rounds 9] [--pieces 20] [--pace 0.05]
+    .venv/bin/python bench/streaming.py [--rounds 9] [--pieces 20]
 """
 
-import argparse
 import json
 import os
 import secrets
@@ -23,9 +22,12 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from _setup import household, median, setup_django
+from _report import figure
+from _setup import arguments, household, median, setup_django
 
 KEY_ENV = "BENCH_PROVIDER_API_KEY"
+#: Seconds between the provider double's pieces.
+PACE = 0.05
 
 
 def provider_double(pieces: int, pace: float) -> ThreadingHTTPServer:
@@ -158,12 +160,9 @@ def timed_turn(http: Any, url: str, *, streamed: bool) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--pieces", type=int, default=20)
-    parser.add_argument("--pace", type=float, default=0.05)
-    args = parser.parse_args()
-    setup_django(PIPPA_MEMORY_ENABLED="false")
+    args = arguments(__doc__.splitlines()[0], rounds=(9, 2), pieces=(20, 20))
+    args.pace = PACE
+    setup_django(database=args.database, label="streaming", PIPPA_MEMORY_ENABLED="false")
     from webui.models import Conversation, Vessel
 
     h = household()
@@ -191,17 +190,20 @@ def main() -> None:
             )
             url = f"{base}/api/conversations/{conversation.pk}/messages/"
             samples[name, streamed].append(timed_turn(http, url, streamed=streamed))
-    print(f"Median of {args.rounds} turns per arm, interleaved, over loopback HTTP (ms)")
-    print(
-        f"{'vessel':<30} {'first, json':>12} {'first, sse':>12} {'total, json':>12} {'total, sse':>12}"
-    )
     for name in vessels:
         plain, sse = samples[name, False], samples[name, True]
         cells = [median([s[i] for s in arm]) * 1000 for i in (0, 1) for arm in (plain, sse)]
         first_plain, first_sse, total_plain, total_sse = cells
-        print(
-            f"{name:<30} {first_plain:>12.1f} {first_sse:>12.1f} {total_plain:>12.1f} "
-            f"{total_sse:>12.1f}"
+        figure(
+            f"streaming, {name}",
+            f"first text {first_sse:.1f} ms streamed vs {first_plain:.1f} ms not; whole turn "
+            f"{total_sse:.1f} ms vs {total_plain:.1f} ms",
+            what=(
+                "one chat turn over loopback HTTP to the chat route, Accept: text/event-stream "
+                "(first text: the first delta event) against application/json (first text: the "
+                f"201), a fresh conversation per turn, medians of {args.rounds} interleaved rounds"
+            ),
+            section="Streaming",
         )
     double.shutdown()
 

@@ -1,184 +1,334 @@
-"""Turn overhead of the memory layer on the offline vessel, in-process and over HTTP.
+"""What the memory layer costs a chat turn on the offline vessel, in process, and what a failing
+engine costs it.
 
-Prints the median time per turn for each arm, measured side by side (interleaved rounds) in one
-run, the ratios to memory off, the first-turn cost with a hanging engine, and SQL queries per turn
-at turns 1, 10, 100 and 200.
+- **Fixed cost**: memory on (engine up) against memory off, per turn after the first, arms
+  interleaved round by round, one fresh conversation per arm and round; the median per round,
+  and the median of the rounds' ratios.
+- **Engine down**, on the turns that call the engine: a conversation with a question out (every
+  turn fetches its answers) and a ``recall …`` turn (the memory tool calls the engine). The
+  engine refuses (a closed port) or hangs (the reference engine's ``hang`` fault: it accepts and
+  never answers), once with the breaker closed at the start of each measured turn and once with
+  it opened by that engine's own failures. Each arm counts the requests the failing engine got
+  (the hanging engine's request log; for the closed port, the client's logged failures) and the
+  bench stops if an arm did not call the engine as its name says.
+- **First turn with the engine hanging**: the pin waits once, bounded by the chat budget.
 
-    .venv/bin/python bench/turn_overhead.py [--rounds 7] [--turns 30]
+    .venv/bin/python bench/turn_overhead.py [--database sqlite|postgres] [--rounds 9] [--turns 30]
 """
 
-import argparse
-import threading
+import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
-from _setup import closed_port_url, configure_memory, household, median, setup_django
+from _report import figure
+from _setup import (
+    arguments,
+    backend_name,
+    closed_port_url,
+    configure_memory,
+    household,
+    median,
+    setup_django,
+)
+
+FIXED = "Fixed cost of the memory layer"
+DOWN = "Engine down"
+ASK_TEXT = "ask what did we plant in the garden this spring?"
+RECALL_TEXT = "recall where the tea is kept"
 
 
-def make_conversation(h: dict[str, Any]) -> Any:
+def new_conversation(h: dict[str, Any]) -> Any:
     from webui.models import Conversation
 
     return Conversation.objects.create(soul=h["soul"], vessel=h["vessel"], viewer=h["user"])
 
 
-def time_turns(h: dict[str, Any], turns: int) -> float:
-    """Seconds per turn, median over ``turns`` turns of one fresh conversation (first turn left out)."""
+def timed(conversation: Any, texts: list[str], before: Callable[[], None] | None = None) -> float:
+    """Median seconds of one turn per text, on ``conversation``; ``before`` runs untimed first."""
     from webui.turns import run_turn
 
-    conversation = make_conversation(h)
-    run_turn(conversation=conversation, text="hello")  # the first turn pins; measured separately
     samples = []
-    for index in range(turns):
+    for text in texts:
+        if before:
+            before()
         started = time.perf_counter()
-        run_turn(conversation=conversation, text=f"turn {index}: how is the garden?")
+        run_turn(conversation=conversation, text=text)
         samples.append(time.perf_counter() - started)
     return median(samples)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--turns", type=int, default=30)
-    args = parser.parse_args()
-    setup_django()
-    from pippa_memory.reference_engine import ReferenceEngine
-
-    h = household()
-    engine = ReferenceEngine(token="bench-token").start()
-    engine.state.remember("pippa", "The tea is in the blue tin.")
-    refused = closed_port_url()
-    hanging = ReferenceEngine(token="bench-token").start()
-    hanging.set_fault("hang", seconds=600)
+def fixed_cost(h: dict[str, Any], engine: Any, args: Any) -> None:
+    from webui.turns import run_turn
 
     arms = {
-        "memory off": {"ENABLED": False, "URL": engine.url},
-        "memory on, engine up": {"ENABLED": True, "URL": engine.url},
-        "engine refusing": {"ENABLED": True, "URL": refused},
-        "engine hanging, breaker open": {"ENABLED": True, "URL": hanging.url},
+        "off": {"ENABLED": False, "URL": engine.url},
+        "on": {"ENABLED": True, "URL": engine.url},
     }
-    results: dict[str, list[float]] = {name: [] for name in arms}
+    seconds: dict[str, list[float]] = {name: [] for name in arms}
+    texts = [f"turn {n}: how is the garden?" for n in range(args.turns)]
     for _ in range(args.rounds):
         for name, values in arms.items():
             configure_memory(**values)
-            if name == "engine hanging, breaker open":
-                from webui.turns import run_turn
-
-                for _ in range(3):  # open the breaker: each first turn waits once, then no more
-                    run_turn(conversation=make_conversation(h), text="hello")
-            results[name].append(time_turns(h, args.turns))
-    base = median(results["memory off"])
-    print(
-        f"In-process turn time, median of {args.rounds} rounds x {args.turns} turns (offline vessel)"
+            conversation = new_conversation(h)
+            run_turn(conversation=conversation, text="hello")  # the first turn pins
+            seconds[name].append(timed(conversation, texts))
+    ratios = [on / off for on, off in zip(seconds["on"], seconds["off"], strict=True)]
+    ratio, backend = median(ratios), backend_name(args.database)
+    on, off = median(seconds["on"]) * 1000, median(seconds["off"]) * 1000
+    figure(
+        f"turn, memory on vs off, in process, {backend}",
+        f"{ratio:.2f} ({on:.2f} ms vs {off:.2f} ms, {on - off:+.2f} ms a turn)",
+        target="at most 1.10 (goal 1.05)",
+        met=ratio <= 1.10,
+        what=(
+            f"run_turn on the offline vessel, engine up; median turn after the first over "
+            f"{args.turns} turns, {args.rounds} interleaved rounds; median of the rounds' ratios"
+        ),
+        section=FIXED,
     )
-    for name, values in results.items():
-        print(
-            f"  {name:32s} {median(values) * 1000:8.2f} ms   ratio to off {median(values) / base:5.2f}"
-        )
 
-    # First turn with the engine hanging and the breaker closed: bounded by the chat budget.
+
+class FailureCount(logging.Handler):
+    """The engine calls the client made and saw fail, as ``"METHOD /path"`` (it logs each one it
+    counted against the breaker; a call the open breaker stopped is not made, and not logged)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.calls: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        # "Memory engine GET /v1/... failed (...)": records arrive formatted (and masked).
+        words = record.getMessage().split(" ")
+        if words[:2] == ["Memory", "engine"] and len(words) > 3:
+            self.calls.append(f"{words[2]} {words[3]}")
+
+    def install(self) -> "FailureCount":
+        client = logging.getLogger("pippa_memory.client")
+        client.addHandler(self)
+        client.setLevel(logging.WARNING)
+        client.propagate = False  # counted here, not printed
+        return self
+
+
+class FailingEngine:
+    """A failing engine and how many of the requests sent to ``path`` it has seen."""
+
+    def __init__(self, kind: str, url: str, hanging: Any, failures: FailureCount) -> None:
+        self.kind, self.url, self.hanging, self.failures = kind, url, hanging, failures
+
+    def requests(self, path: str) -> int:
+        if self.kind == "hanging":
+            return sum(1 for r in self.hanging.received if r["path"].startswith(path))
+        # Nothing listens on a closed port, so the client's logged failures are the count.
+        return sum(1 for call in self.failures.calls if call.split(" ", 1)[-1].startswith(path))
+
+
+def breaker_state() -> str:
+    from pippa_memory.client import BREAKER
+
+    return BREAKER.get().current_state
+
+
+def close_breaker() -> None:
+    from pippa_memory.client import BREAKER
+
+    BREAKER.get().close()
+
+
+def prepared(h: dict[str, Any], engine: Any, scenario: str) -> Any:
+    """A conversation pinned with the engine up; for ``questions out``, with a question asked
+    (the engine never answers it, so every later turn fetches answers)."""
+    from webui.turns import run_turn
+
+    configure_memory(ENABLED=True, URL=engine.url)
+    conversation = new_conversation(h)
+    run_turn(conversation=conversation, text="hello")
+    if scenario == "questions out":
+        run_turn(conversation=conversation, text=ASK_TEXT)
+    return conversation
+
+
+def down_arm(
+    conversation: Any, failing: FailingEngine, breaker: str, texts: list[str], path: str
+) -> tuple[float, int, int]:
+    """Median turn with ``failing`` as the engine and the breaker ``closed`` (closed again before
+    each turn) or ``open`` (opened first by this engine's failures); the seconds, the requests
+    the engine got while opening, and during the measured turns."""
+    from webui.turns import run_turn
+
+    configure_memory(ENABLED=True, URL=failing.url)
+    before = failing.requests(path)
+    opening = 0
+    if breaker == "open":
+        for _ in range(10):
+            run_turn(conversation=conversation, text=texts[0])
+            if breaker_state() == "open":
+                break
+        opening = failing.requests(path) - before
+        if breaker_state() != "open" or opening == 0:
+            raise RuntimeError(f"{failing.kind}: the engine's failures did not open the breaker")
+        before = failing.requests(path)
+    seconds = timed(conversation, texts, close_breaker if breaker == "closed" else None)
+    during = failing.requests(path) - before
+    if breaker == "closed" and during != len(texts):
+        raise RuntimeError(f"{failing.kind}, closed: {during} of {len(texts)} turns called it")
+    if breaker == "open" and during:
+        raise RuntimeError(f"{failing.kind}, open: {during} calls got through the breaker")
+    return seconds, opening, during
+
+
+def scenario_arms(scenario: str) -> list[tuple[str, str]]:
+    return [(kind, breaker) for kind in ("refusing", "hanging") for breaker in ("closed", "open")]
+
+
+def engine_down(
+    h: dict[str, Any], engine: Any, failing: dict[str, FailingEngine], args: Any
+) -> None:
+    """Both scenarios, every arm interleaved per round, against their baseline."""
+    from django.conf import settings
+
+    budgets = {"questions out": "CHAT_BUDGET", "recall": "TOOL_BUDGET"}
+    results: dict[tuple[str, str, str], list[tuple[float, int, int]]] = {}
+    baselines: dict[str, list[float]] = {scenario: [] for scenario in budgets}
+    for _ in range(args.down_rounds):
+        for scenario in budgets:
+            texts, path = scenario_texts(scenario, args.down_turns)
+            baselines[scenario].append(baseline(h, engine, scenario, texts))
+            for kind, breaker in scenario_arms(scenario):
+                conversation = prepared(h, engine, scenario)
+                count = args.hang_turns if (kind, breaker) == ("hanging", "closed") else None
+                outcome = down_arm(
+                    conversation, failing[kind], breaker, texts[: count or len(texts)], path
+                )
+                results.setdefault((scenario, kind, breaker), []).append(outcome)
+    backend = backend_name(args.database)
+    for (scenario, kind, breaker), outcomes in results.items():
+        budget = settings.PIPPA_MEMORY[budgets[scenario]]
+        report_down_arm(scenario, kind, breaker, outcomes, baselines[scenario], budget, backend)
+
+
+def scenario_texts(scenario: str, turns: int) -> tuple[list[str], str]:
+    """The measured turns' texts and the engine path they call."""
+    if scenario == "questions out":
+        return [f"turn {n}: how is the garden?" for n in range(turns)], "/v1/conversations/"
+    return [RECALL_TEXT] * turns, "/v1/recall"
+
+
+def baseline(h: dict[str, Any], engine: Any, scenario: str, texts: list[str]) -> float:
+    """What the arms are held against: memory off for ``questions out`` (no fetch at all), and
+    the same recall with the engine up for ``recall`` (memory off has no tool to call)."""
+    from webui.turns import run_turn
+
+    if scenario == "recall":
+        return timed(prepared(h, engine, scenario), texts)
+    configure_memory(ENABLED=False, URL=engine.url)
+    conversation = new_conversation(h)
+    run_turn(conversation=conversation, text="hello")
+    return timed(conversation, texts)
+
+
+def report_down_arm(
+    scenario: str,
+    kind: str,
+    breaker: str,
+    outcomes: list[tuple[float, int, int]],
+    baseline_seconds: list[float],
+    budget: float,
+    backend: str,
+) -> None:
+    seconds = median([o[0] for o in outcomes])
+    against = median(baseline_seconds)
+    calls, opening = sum(o[2] for o in outcomes), sum(o[1] for o in outcomes)
+    held = "memory off" if scenario == "questions out" else "the same recall, engine up"
+    fault = (
+        "refusing (a closed port: connection refused)"
+        if kind == "refusing"
+        else "hanging (the reference engine's hang fault: it accepts and never answers)"
+    )
+    if breaker == "closed":
+        measured = f"{seconds * 1000:.1f} ms a turn, {seconds / against:.2f} of {held}; {calls} engine requests made, one per measured turn"
+        target, met = f"at most the budget ({budget:g} s)", seconds <= budget
+        how = (
+            "the breaker closed at the start of each measured turn, so every turn called the engine"
+        )
+    else:
+        ratio = seconds / against
+        measured = f"{ratio:.2f} of {held} ({seconds * 1000:.2f} ms vs {against * 1000:.2f} ms); {opening} requests opened the breaker, 0 in the measured turns"
+        target, met = "at most 1.10", ratio <= 1.10
+        how = (
+            "the breaker opened by this engine's own failures first; measured turns make no request"
+        )
+    figure(
+        f"{scenario}, engine {kind}, breaker {breaker}, {backend}",
+        measured,
+        target=target,
+        met=met,
+        what=(
+            f"run_turn on the offline vessel with the engine {fault}; {how}; held against "
+            f"{held}; median over {len(outcomes)} interleaved rounds"
+        ),
+        section=DOWN,
+    )
+
+
+def first_turn(h: dict[str, Any], failing: FailingEngine, args: Any) -> None:
+    """The first turn (the pin) with the engine hanging and the breaker closed."""
     from django.conf import settings
 
     from webui.turns import run_turn
 
-    first: dict[str, list[float]] = {"memory off": [], "engine hanging (breaker closed)": []}
-    for _ in range(args.rounds):
-        for name, values in (
-            ("memory off", {"ENABLED": False}),
-            ("engine hanging (breaker closed)", {"ENABLED": True, "URL": hanging.url}),
-        ):
-            configure_memory(**values)
-            conversation = make_conversation(h)
-            started = time.perf_counter()
-            run_turn(conversation=conversation, text="hello")
-            first[name].append(time.perf_counter() - started)
+    samples = []
+    for _ in range(args.down_rounds):
+        configure_memory(ENABLED=True, URL=failing.url)
+        before = failing.requests("/v1/souls/")
+        started = time.perf_counter()
+        run_turn(conversation=new_conversation(h), text="hello")
+        samples.append(time.perf_counter() - started)
+        if failing.requests("/v1/souls/") != before + 1:
+            raise RuntimeError("the first turn's pin did not call the hanging engine")
     budget = settings.PIPPA_MEMORY["CHAT_BUDGET"]
-    print(f"First turn (the pin), median of {args.rounds}; the chat budget is {budget:g} s")
-    for name, values in first.items():
-        print(f"  {name:32s} {median(values) * 1000:8.1f} ms")
-
-    # SQL queries per turn.
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    configure_memory(ENABLED=True, URL=engine.url)
-    conversation = make_conversation(h)
-    counts = {}
-    for turn in range(1, 201):
-        with CaptureQueriesContext(connection) as queries:
-            run_turn(conversation=conversation, text=f"turn {turn}")
-        if turn in (1, 2, 10, 100, 200):
-            counts[turn] = len(queries)
-    print(
-        "SQL queries per turn (memory on, engine up): "
-        + ", ".join(f"turn {t}: {n}" for t, n in counts.items())
+    figure(
+        f"first turn, engine hanging, breaker closed, {backend_name(args.database)}",
+        f"{median(samples) * 1000:.0f} ms; each called the engine once",
+        target=f"at most the chat budget ({budget:g} s)",
+        met=median(samples) <= budget,
+        what=(
+            f"the first turn of a new conversation (it asks the engine for the head to pin) with "
+            f"an engine that accepts and never answers; median of {len(samples)}"
+        ),
+        section=DOWN,
     )
 
-    http_overhead(h, engine, refused, hanging, args)
+
+def main() -> None:
+    args = arguments(
+        __doc__.splitlines()[0],
+        rounds=(9, 2),
+        turns=(30, 4),
+        down_rounds=(3, 1),
+        down_turns=(10, 2),
+        hang_turns=(2, 1),
+    )
+    setup_django(database=args.database, label="turns")
+    from pippa_memory.reference_engine import ReferenceEngine
+
+    h = household()
+    # Up: asks are never answered, so a question stays out.
+    engine = ReferenceEngine(token="bench-token", answer_delay=10**9).start()
+    engine.state.remember("pippa", "The tea is in the blue tin.", scope="household")
+    hanging = ReferenceEngine(token="bench-token").start()
+    hanging.set_fault("hang", seconds=600)
+    failures = FailureCount().install()
+    failing = {
+        "refusing": FailingEngine("refusing", closed_port_url(), None, failures),
+        "hanging": FailingEngine("hanging", hanging.url, hanging, failures),
+    }
+    fixed_cost(h, engine, args)
+    engine_down(h, engine, failing, args)
+    first_turn(h, failing["hanging"], args)
     engine.stop()
     hanging.stop()
-
-
-def http_overhead(h: dict[str, Any], engine: Any, refused: str, hanging: Any, args: Any) -> None:
-    """The same comparison through the WSGI app over a loopback socket."""
-    from wsgiref.simple_server import WSGIRequestHandler, make_server
-
-    import requests
-    from django.core.wsgi import get_wsgi_application
-
-    class Quiet(WSGIRequestHandler):
-        def log_message(self, *a: Any) -> None:
-            pass
-
-    server = make_server("127.0.0.1", 0, get_wsgi_application(), handler_class=Quiet)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_port}"
-    session = requests.Session()
-    session.get(f"{base}/accounts/login/")
-    session.post(
-        f"{base}/accounts/login/",
-        data={
-            "username": "bench",
-            "password": "bench-password-123",
-            "csrfmiddlewaretoken": session.cookies["csrftoken"],
-        },
-    )
-    headers = {"X-CSRFToken": session.cookies["csrftoken"]}
-    arms = {
-        "memory off": {"ENABLED": False, "URL": engine.url},
-        "memory on, engine up": {"ENABLED": True, "URL": engine.url},
-        "engine refusing": {"ENABLED": True, "URL": refused},
-        "engine hanging, breaker open": {"ENABLED": True, "URL": hanging.url},
-    }
-    results: dict[str, list[float]] = {name: [] for name in arms}
-    for _ in range(args.rounds):
-        for name, values in arms.items():
-            configure_memory(**values)
-            if name == "engine hanging, breaker open":
-                from webui.turns import run_turn
-
-                for _ in range(3):  # open the breaker (shared by the server thread)
-                    run_turn(conversation=make_conversation(h), text="hello")
-            created = session.post(
-                f"{base}/api/conversations/",
-                json={"soul": "pippa", "vessel": "offline"},
-                headers=headers,
-            ).json()
-            url = f"{base}/api/conversations/{created['id']}/messages/"
-            session.post(url, json={"text": "hello"}, headers=headers)
-            samples = []
-            for index in range(args.turns):
-                started = time.perf_counter()
-                response = session.post(url, json={"text": f"turn {index}"}, headers=headers)
-                samples.append(time.perf_counter() - started)
-                assert response.status_code == 201, response.text
-            results[name].append(median(samples))
-    server.shutdown()
-    off = median(results["memory off"])
-    print(f"Over HTTP (WSGI on loopback), median of {args.rounds} rounds x {args.turns} turns")
-    for name, values in results.items():
-        print(
-            f"  {name:32s} {median(values) * 1000:8.2f} ms   ratio to off {median(values) / off:5.2f}"
-        )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,15 @@ if len(SECRET_KEY) < 50 or SECRET_KEY.startswith("django-insecure"):
     )
 DEBUG = False
 
+# Persistent database connections: each gunicorn thread (and each worker process) keeps its
+# connection open for DJANGO_CONN_MAX_AGE seconds instead of opening one per request, which on
+# PostgreSQL is a new backend process and on SQLite the WAL and busy-timeout pragmas again. The
+# health check before reuse replaces a connection the server closed meanwhile, so a database
+# restart costs one reconnect, not an error. With gthread there is one connection per thread:
+# PostgreSQL's max_connections must cover workers x threads (docs/deployment.md). 0 turns it off.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("DJANGO_CONN_MAX_AGE", default=600)  # noqa: F405
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # noqa: F405
+
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
 SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=31536000)

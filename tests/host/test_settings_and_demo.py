@@ -55,6 +55,65 @@ def test_production_profile_refuses_to_start_without_a_secret_key() -> None:
     assert "DJANGO_SECRET_KEY must be set" in result.stderr
 
 
+PRODUCTION_SECRET = "k" * 20 + "-production-secret-from-the-environment-0123456789"
+SHOW_CONNECTION_SETTINGS = (
+    "from django.conf import settings as s; d = s.DATABASES['default']; "
+    "print(d['CONN_MAX_AGE'], d['CONN_HEALTH_CHECKS'])"
+)
+
+
+@pytest.mark.parametrize(
+    "database_url", ["sqlite:////tmp/never-created.sqlite3", "postgres://u@127.0.0.1:9/never"]
+)
+def test_production_profile_keeps_database_connections_with_a_health_check(
+    database_url: str,
+) -> None:
+    result = manage(
+        "shell",
+        "-v",
+        "0",
+        "-c",
+        SHOW_CONNECTION_SETTINGS,
+        DJANGO_SETTINGS_MODULE="webui.settings_production",
+        DJANGO_SECRET_KEY=PRODUCTION_SECRET,
+        DATABASE_URL=database_url,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["600", "True"]
+
+
+def test_production_profile_persistent_connections_follow_the_environment() -> None:
+    result = manage(
+        "shell",
+        "-v",
+        "0",
+        "-c",
+        SHOW_CONNECTION_SETTINGS,
+        DJANGO_SETTINGS_MODULE="webui.settings_production",
+        DJANGO_SECRET_KEY=PRODUCTION_SECRET,
+        DJANGO_CONN_MAX_AGE="0",
+        DATABASE_URL="sqlite:////tmp/never-created.sqlite3",
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0", "True"]
+
+
+def test_the_development_profile_opens_a_connection_per_request() -> None:
+    result = manage(
+        "shell",
+        "-v",
+        "0",
+        "-c",
+        SHOW_CONNECTION_SETTINGS.replace("d['CONN_HEALTH_CHECKS']", "''"),
+        DATABASE_URL="sqlite:////tmp/never-created.sqlite3",
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0"]
+
+
 def test_the_development_profile_is_what_check_deploy_warns_about() -> None:
     result = manage("check", "--deploy", "--fail-level", "WARNING")
 
