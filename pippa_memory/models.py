@@ -157,11 +157,6 @@ class OutboxQuerySet(models.QuerySet["OutboxEvent"]):
             statuses.append(OutboxEvent.Status.DEAD)
         return self.filter(status__in=statuses)
 
-    def claim(self, event_id: str, *, now: datetime, until: datetime) -> bool:
-        """Take the next attempt of a due event, holding it until ``until``; False when it is not
-        due or another worker has it. One conditional update: no transaction stays open."""
-        return bool(self.due(now).filter(pk=event_id).update(next_attempt_at=until))
-
     def make_due(self, *, now: datetime) -> int:
         """Make these events pending and due at ``now``, their retry window restarting there (an
         operator's *retry now* or *revive*); returns how many."""
