@@ -299,7 +299,8 @@ def test_a_batch_is_claimed_in_one_query_and_recorded_in_one_per_outcome(
     delivered = queries_of(lambda: deliver_due(limit=10))
 
     assert len(delivered) == 2, delivered
-    assert delivered[0].startswith("UPDATE") and "RETURNING" in delivered[0]
+    assert delivered[0].startswith("UPDATE")
+    assert "RETURNING" in delivered[0]
     assert OutboxEvent.objects.filter(status="delivered", attempts=1).count() == 10
 
     for _ in range(6):
@@ -477,9 +478,8 @@ def test_redrive_revives_dead_events_and_shows_progress_while_the_worker_drains_
 ) -> None:
     import threading
 
-    from tests.live_servers import free_port
-
     from pippa_memory.outbox_worker import Doorbell, run_worker
+    from tests.live_servers import free_port
 
     # A poll far longer than the test: only redrive's ring can wake the worker in time.
     configure(OUTBOX_POLL_INTERVAL=300.0, OUTBOX_WAKE_ADDRESS=f"127.0.0.1:{free_port()}")
