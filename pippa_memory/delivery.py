@@ -111,9 +111,9 @@ def deliver_claimed(events: list[ClaimedEvent]) -> list[Outcome]:
     return outcomes
 
 
-def deliver_due(*, limit: int) -> list[Outcome]:
-    """Claim up to ``limit`` due events and deliver them; empty when none is due."""
-    now = timezone.now()
+def deliver_due(*, limit: int, now: datetime | None = None) -> list[Outcome]:
+    """Claim up to ``limit`` events due at ``now`` and deliver them; empty when none is due."""
+    now = now or timezone.now()
     events = claim_due(now=now, until=now + delivery_lease(), limit=limit)
     return deliver_claimed(events) if events else []
 

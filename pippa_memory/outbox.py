@@ -98,7 +98,7 @@ def sweep_outbox(*, now: datetime | None = None, batch: int = 100) -> int:
     due = OutboxEvent.objects.due(now).count()
     attempted = 0
     while attempted < due:
-        outcomes = deliver_due(limit=min(batch, due - attempted))
+        outcomes = deliver_due(limit=min(batch, due - attempted), now=now)
         if not outcomes:
             break
         attempted += len(outcomes)
