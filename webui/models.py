@@ -6,7 +6,7 @@ import uuid
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, URLValidator
-from django.db import models
+from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -166,6 +166,9 @@ class Conversation(models.Model):
     running_turn_id = models.UUIDField(null=True, blank=True, editable=False)
     turn_lease_until = models.DateTimeField(null=True, blank=True, editable=False)
     turn_stop_requested = models.BooleanField(default=False, editable=False)
+    # Flags the installed extensions keep on the conversation, each named by its extension
+    # ("<extension>.<flag>"), so that a turn learns them from the row it has loaded anyway.
+    extension_flags = models.JSONField(default=list, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at"]
@@ -175,6 +178,27 @@ class Conversation(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("conversation-detail", args=[self.id])
+
+    def has_extension_flag(self, flag: str) -> bool:
+        """Whether an extension's ``flag`` is raised, as the row was loaded: no query."""
+        return flag in (self.extension_flags or [])
+
+    def set_extension_flag(self, flag: str, *, raised: bool) -> None:
+        """Raise or lower an extension's ``flag``, in the caller's transaction (so it changes
+        together with the rows it stands for), under the row's lock so no flag of another is lost.
+        Afterwards ``extension_flags`` is current."""
+        with transaction.atomic():
+            stored = (
+                Conversation.objects.select_for_update()
+                .filter(pk=self.pk)
+                .values_list("extension_flags", flat=True)
+                .first()
+            )
+            flags = set(stored or [])
+            wanted = flags | {flag} if raised else flags - {flag}
+            if wanted != flags:
+                Conversation.objects.filter(pk=self.pk).update(extension_flags=sorted(wanted))
+        self.extension_flags = sorted(wanted)
 
 
 class VaultSnapshot(models.Model):
