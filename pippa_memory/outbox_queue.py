@@ -21,6 +21,7 @@ from typing import Any
 
 from django.db import connection
 from django.db.models import Case, F, Value, When
+from django.db.models.functions import Cast
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -100,12 +101,19 @@ def claim_due(
     ]
 
 
-def _case(outcomes: list[Outcome], column: str, value: Any) -> Case:
-    """One column's new value per row, for a bulk update of rows that each get their own."""
+def _case(outcomes: list[Outcome], column: str, value: Any) -> Case | Cast:
+    """One column's new value per row, for a bulk update of rows that each get their own (cast
+    where the backend needs it, as ``bulk_update`` does: PostgreSQL types an all-NULL CASE as
+    text)."""
     field = OutboxEvent._meta.get_field(column)
-    return Case(
+    case = Case(
         *(When(pk=o.event.id, then=Value(value(o), output_field=field)) for o in outcomes),
         output_field=field,
+    )
+    return (
+        Cast(case, output_field=field)
+        if connection.features.requires_casted_case_in_updates
+        else case
     )
 
 

@@ -10,6 +10,7 @@ from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from webui.history import forget as forget_history
 from webui.schedules import validate_schedule
 from webui.vessels.key_env import api_key_env_problem
 from webui.vessels.registry import adapter_choices
@@ -291,7 +292,16 @@ class Message(models.Model):
                 .get("last")
             )
             self.sequence = (last or 0) + 1
+        elif not self._state.adding:
+            # History is kept per process as append-only (webui.history): a row saved again
+            # must be read afresh.
+            forget_history(self.conversation_id)
         super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs) -> tuple[int, dict[str, int]]:
+        """Delete the row, and what this process kept of its conversation's history."""
+        forget_history(self.conversation_id)
+        return super().delete(*args, **kwargs)
 
 
 class TurnRound(models.Model):
