@@ -57,7 +57,7 @@ DEFAULTS: dict[str, Any] = {
     # never, polling only), events claimed per batch, and delivery threads.
     "OUTBOX_POLL_INTERVAL": 1.0,
     "OUTBOX_WAKE_ADDRESS": "127.0.0.1:8766",
-    "OUTBOX_BATCH_SIZE": 50,
+    "OUTBOX_BATCH_SIZE": 20,
     "OUTBOX_WORKER_THREADS": 2,
     # Retention (`manage.py prune`, daily from the scheduler): days before brain-door audit rows,
     # delivered turn events and dead ones (from when written or revived) are deleted; 0 keeps them.
