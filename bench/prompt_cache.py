@@ -1,55 +1,79 @@
-"""Prompt-cache value of the pinned memory block, for every adapter, over a 40-turn conversation.
+"""Prompt-cache value of the pinned memory block and of the stable prefix, on all seven adapters.
 
-For each adapter, builds the request of every turn (with tool rounds on some turns) twice: with
-the memory block pinned at the first turn (this design), and with a baseline that re-renders the
-block from a moving head every turn (how peers inject memory). It prints the share of each
-request that is a byte-identical prefix of the previous one, in the provider's cache order (tools,
-then system, then messages; cache markers set aside), and the conversation's input cost under
-Anthropic's published prices (cache write 1.25x, cache read 0.1x, 4 bytes a token).
+**What it measures.** Every comparison is on the bytes each adapter really sends (its canonical
+JSON body), read back in the order the providers cache a request, **tools, then system, then
+messages**, with cache markers (``cache_control``) removed: a marker says where the cache breaks,
+not what it holds, and Anthropic's moves every turn.
 
-"Reused" is the share of request k that request k+1 starts with, byte for byte (the target: at
-least 99% for the pinned design); "cached" is the share of request k+1 that prefix covers.
+1. *Prefix reuse, requests built directly.* For a 40-turn conversation (a tool round every fifth
+   turn), every turn's request is built twice: with the memory block pinned at the first turn
+   (this design) and with a baseline that re-renders the block from a moving head every turn (how
+   peers inject memory). "Reused" is the share of request k that request k+1 starts with, byte for
+   byte in that order (reported, no target: the per-turn slot and the closing of the message
+   list drop out by design, more of a short request; figure 2 measures the stable part). The
+   Anthropic cost of both arms comes from the provider double below (Sonnet 4.x prices from the
+   price table, its minimum cacheable length respected: a prompt below it is neither written nor
+   read, and is billed as plain input).
+2. *The ledger, real turns.* A 40-turn conversation through the turn service on each adapter,
+   against a provider double (``responses`` mocks answering in each provider's documented shape,
+   the offline vessel's own answers) that reports cached tokens the way each provider does
+   (``_provider_cache``: prefix match from the start in that order, Anthropic at its breakpoints,
+   each model's minimum length respected), with the reference engine pinning a memory block.
+   The figure reads the ledger's rows: for each call after the first, the cached tokens it
+   reported against the previous call's stable prefix (``prefix_bytes``, 4 bytes a token), on the
+   calls whose previous prefix reaches the minimum length. Target: 100% on every such call.
 
-    .venv/bin/python bench/prompt_cache.py [--turns 40]
+    cd bench && ../.venv/bin/python prompt_cache.py [--turns 40]
 """
 
 import argparse
+import json
 import statistics
 from typing import Any
 
+from _provider_cache import ProviderCache
+from _report import figure
 from _setup import ROOT, setup_django
 
-ORDER = {
-    "anthropic": ["tools", "system", "messages"],
-    "openai": ["tools", "messages"],
-    "openai_compatible": ["tools", "messages"],
-    "openai_responses": ["tools", "instructions", "input"],
-    "gemini": ["tools", "systemInstruction", "contents"],
-    "ollama": ["tools", "messages"],
-    "offline": ["tools", "system", "messages"],
+ADAPTERS = (
+    "anthropic",
+    "openai",
+    "openai_responses",
+    "gemini",
+    "ollama",
+    "openai_compatible",
+    "offline",
+)
+#: The model each adapter's vessel names here: it decides prices and minimum lengths.
+MODELS = {
+    "anthropic": "claude-sonnet-4-6",
+    "openai": "gpt-5",
+    "openai_responses": "gpt-5",
+    "gemini": "gemini-2.5-flash",
+    "ollama": "llama3.2",
+    "openai_compatible": "local-model",
+    "offline": "offline-1",
 }
+ORDER_WORDS = "tools, then system, then messages; cache markers removed; on the bytes sent"
+SECTION = "Prompt cache"
 
 
-def strip_markers(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: strip_markers(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [strip_markers(v) for v in value]
-    return value
+def sent_bytes(adapter: Any, request: dict[str, Any]) -> bytes:
+    """The body the adapter puts on the wire for ``request`` (the offline vessel: its request)."""
+    from webui.canonical import canonical_bytes
+
+    wire = getattr(adapter, "wire_body", None)
+    return canonical_bytes(wire(request) if wire else request)
 
 
-def cache_order_bytes(adapter: str, request: dict[str, Any]) -> bytes:
-    from webui.canonical import canonical_json
+def cache_order(adapter: Any, body: bytes) -> bytes:
+    """``body`` re-cut in the providers' cache order, markers removed, each part as sent."""
+    from webui.canonical import canonical_bytes
+    from webui.ledger import without_markers
 
-    request = strip_markers(request)
-    parts = []
-    for key in ORDER[adapter]:
-        value = request.get(key)
-        if isinstance(value, list) and key != "tools":
-            parts.extend(canonical_json(item) for item in value)
-        elif value is not None:
-            parts.append(canonical_json(value))
-    return "\n".join(parts).encode("utf-8")
+    request = without_markers(json.loads(body), adapter.cache_marker_keys)
+    keys = [adapter.tools_key, adapter.system_key, adapter.messages_key]
+    return b"".join(canonical_bytes(request.get(key) or []) for key in keys if key)
 
 
 def common_prefix(a: bytes, b: bytes) -> int:
@@ -64,7 +88,8 @@ def common_prefix(a: bytes, b: bytes) -> int:
     return low
 
 
-def conversation_requests(adapter_name: str, turns: int, *, pinned: bool) -> list[bytes]:
+def built_requests(adapter_name: str, turns: int, *, pinned: bool) -> tuple[Any, list[bytes]]:
+    """The adapter and the bodies it would send on each of ``turns`` turns."""
     from pippa_memory.pinning import render_block
     from pippa_memory.tool import MEMORY_TOOL
     from webui.models import Vessel
@@ -73,13 +98,17 @@ def conversation_requests(adapter_name: str, turns: int, *, pinned: bool) -> lis
     from webui.vessels.registry import build_adapter
 
     vessel = Vessel(
-        slug="v", name="V", adapter=adapter_name, model="model-x", base_url="http://127.0.0.1:1/v1"
+        slug="v",
+        name="V",
+        adapter=adapter_name,
+        model=MODELS[adapter_name],
+        base_url="http://127.0.0.1:1/v1",
     )
     adapter = build_adapter(vessel)
     vault = read_vault(str(ROOT / "demo/vaults/pippa")).text
     memories = [f"Memory number {i}: the household did thing {i}." for i in range(12)]
     history: list[HistoryMessage] = []
-    requests = []
+    bodies = []
     for turn in range(1, turns + 1):
         head = 1 if pinned else turn
         known = memories + [f"Learned at turn {t}." for t in range(1, head)]
@@ -95,10 +124,8 @@ def conversation_requests(adapter_name: str, turns: int, *, pinned: bool) -> lis
             turn_slot=(f"Current time: Wednesday 02 December 2026, 09:{turn:02d} (UTC).",),
             user_message_id=f"m{turn}",
         )
-        requests.append(
-            cache_order_bytes(
-                adapter_name, adapter.build_request(prompt=prompt, tools=[MEMORY_TOOL])
-            )
+        bodies.append(
+            sent_bytes(adapter, adapter.build_request(prompt=prompt, tools=[MEMORY_TOOL]))
         )
         rounds: tuple[ToolRound, ...] = ()
         if turn % 5 == 0:
@@ -121,59 +148,78 @@ def conversation_requests(adapter_name: str, turns: int, *, pinned: bool) -> lis
                 rounds=rounds,
             )
         )
-    return requests
+    return adapter, bodies
 
 
-def anthropic_cost(requests: list[bytes]) -> float:
-    """Input cost in uncached-token units: cache reads 0.1x, the rest written to the cache 1.25x."""
-    total = 0.0
-    previous = b""
-    for request in requests:
-        reused = common_prefix(previous, request)
-        total += (reused * 0.1 + (len(request) - reused) * 1.25) / 4
-        previous = request
-    return total
+def anthropic_cost(adapter: Any, bodies: list[bytes]) -> tuple[float, float, int, int]:
+    """``(cost, uncached cost, calls below the minimum, the minimum)`` of ``bodies`` sent to Anthropic, with
+    what the double reports read and written at Sonnet's prices and minimum length."""
+    from webui.cache_bill import call_bill, combined
+    from webui.cache_prices import cache_price
+
+    price = cache_price(adapter="anthropic", model=MODELS["anthropic"])
+    cache = ProviderCache(adapter=adapter, minimum=price.min_cacheable_tokens, explicit=True)
+    bills = []
+    for body in bodies:
+        seen = cache.answer(json.loads(body))
+        bills.append(
+            call_bill(
+                price,
+                input_tokens=seen.prompt,
+                cache_read_tokens=seen.read,
+                cache_write_tokens=seen.written,
+            )
+        )
+    short = sum(1 for b in bills if b.cacheable_input_tokens == 0)
+    total = combined(bills)
+    return total.cost, total.uncached_cost, short, price.min_cacheable_tokens
+
+
+def prefix_reuse(turns: int) -> None:
+    print(f"1. Share of each request reused as a byte prefix of the next, {turns} turns")
+    print(f"   compared in the providers' cache order ({ORDER_WORDS})")
+    print(f"   {'adapter':18s} {'pinned min':>10s} {'pinned median':>13s} {'baseline median':>15s}")
+    anthropic: dict[bool, tuple[Any, list[bytes]]] = {}
+    for name in ADAPTERS:
+        shares = {}
+        for pinned in (True, False):
+            adapter, bodies = built_requests(name, turns, pinned=pinned)
+            ordered = [cache_order(adapter, body) for body in bodies]
+            pairs = list(zip(ordered, ordered[1:], strict=False))
+            shares[pinned] = [common_prefix(a, b) / len(a) for a, b in pairs]
+            if name == "anthropic":
+                anthropic[pinned] = (adapter, bodies)
+        low, middle = min(shares[True]), statistics.median(shares[True])
+        print(f"   {name:18s} {low:10.2%} {middle:13.2%} {statistics.median(shares[False]):15.2%}")
+        figure(
+            f"Pinned request reused by the next, {name}",
+            f"{low:.2%} min, {middle:.2%} median (baseline median {statistics.median(shares[False]):.2%})",
+            what=f"{turns} turns built by the adapter, tool round every 5th; {ORDER_WORDS}",
+            section=SECTION,
+        )
+    pinned_cost, uncached, short, minimum = anthropic_cost(*anthropic[True])
+    baseline_cost, *_ = anthropic_cost(*anthropic[False])
+    print("   Anthropic input cost of the whole conversation (uncached = 1.00), Sonnet 4.x:")
+    print(f"     pinned   {pinned_cost / uncached:5.2f}   baseline {baseline_cost / uncached:5.2f}")
+    print(f"     {short} of {turns} requests below the {minimum}-token minimum: plain input")
+    figure(
+        "Anthropic input cost, baseline / pinned",
+        f"{baseline_cost / pinned_cost:.2f}x (pinned {pinned_cost / uncached:.2f} of uncached)",
+        what=f"{turns} turns; cache writes 1.25x, reads 0.1x (price table); the minimum "
+        f"cacheable length ({minimum} tokens) respected: {short} requests below it, not cached",
+        section=SECTION,
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=40)
     args = parser.parse_args()
-    setup_django()
-    print(f"Share of each request reused as a byte prefix of the next, {args.turns} turns")
-    print(
-        f"{'adapter':18s} {'pinned min':>10s} {'pinned median':>13s} {'baseline median':>15s}"
-        f" {'pinned cached':>13s} {'baseline cached':>15s}"
-    )
-    summary = {}
-    for adapter in ORDER:
-        results = {}
-        for pinned in (True, False):
-            requests = conversation_requests(adapter, args.turns, pinned=pinned)
-            pairs = list(zip(requests, requests[1:], strict=False))
-            reused = [common_prefix(a, b) / len(a) for a, b in pairs]
-            cached = [common_prefix(a, b) / len(b) for a, b in pairs]
-            results[pinned] = (
-                min(reused),
-                statistics.median(reused),
-                statistics.median(cached),
-                requests,
-            )
-        summary[adapter] = results
-        print(
-            f"{adapter:18s} {results[True][0]:10.2%} {results[True][1]:13.2%} {results[False][1]:15.2%}"
-            f" {results[True][2]:13.2%} {results[False][2]:15.2%}"
-        )
-    pinned_requests, baseline_requests = (
-        summary["anthropic"][True][3],
-        summary["anthropic"][False][3],
-    )
-    uncached = sum(len(r) for r in pinned_requests) / 4
-    pinned_cost, baseline_cost = anthropic_cost(pinned_requests), anthropic_cost(baseline_requests)
-    print("Anthropic input cost of the whole conversation (uncached = 1.00):")
-    print(f"  pinned   {pinned_cost / uncached:5.2f}")
-    print(f"  baseline {baseline_cost / uncached:5.2f}")
-    print(f"  baseline / pinned {baseline_cost / pinned_cost:5.2f}")
+    setup_django(PIPPA_MEMORY_ENABLED="true")
+    prefix_reuse(args.turns)
+    from _ledger_turns import ledger_figures
+
+    ledger_figures(args.turns, section=SECTION)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from pippa_memory.models import (
 )
 from pippa_memory.outbox import make_due
 from pippa_memory.pinning import request_repin, stored_block
+from webui.admin_conversations import ConversationSiteLink
 from webui.models import Conversation
 
 
@@ -106,7 +107,7 @@ class RepinForm(forms.Form):
 
 
 @admin.register(ConversationPin)
-class ConversationPinAdmin(ReadOnlyAdmin):
+class ConversationPinAdmin(ConversationSiteLink, ReadOnlyAdmin):
     list_display = ["__str__", "soul", "viewer", "kind", "pinned_head", "pinned_at"]
     list_filter = ["soul", "kind", "pinned_at"]
     search_fields = ["id", "title"]

@@ -4,8 +4,12 @@ At each turn, if the conversation has questions out, ready answers are fetched u
 budget and the breaker and put in the slot; they are acknowledged after the assistant row is
 saved, so each rides exactly one turn. Whether questions are out is a flag on the conversation row
 (:data:`QUESTIONS_OUT`), raised in the transaction that records an ask and lowered in the one that
-records its last answer, so a turn learns it with no query of its own. A crash or failure before the acknowledgement makes them
-ride the next turn instead: at least once, never lost. Their text is never stored on this side.
+records its last answer, so a turn learns it with no query of its own. A crash or failure before
+the acknowledgement makes them ride the next turn instead: at least once, never lost. Their text
+is never written into the conversation; the plug-in keeps it on its own row
+(:class:`~pippa_memory.models.PendingAsk`), with the reply that carried it, recorded in that
+reply's transaction, so the chat page can show the conversation's member what rode the reply
+(:mod:`pippa_memory.turn_notes`).
 """
 
 import logging
@@ -17,7 +21,8 @@ from django.utils import timezone
 from pippa_memory import contract
 from pippa_memory.client import call_engine
 from pippa_memory.models import PendingAsk
-from webui.models import Conversation
+from webui.canonical import without_nul
+from webui.models import Conversation, Message
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +66,20 @@ def slot_text(answers: list[dict[str, Any]]) -> str:
     for item in answers:
         lines.append(f"- Q: {item['question']}\n  A: {item['answer']}")
     return "\n".join(lines)
+
+
+def record_delivery(
+    conversation: Conversation, answers: list[dict[str, Any]], *, reply: Message
+) -> int:
+    """Keep each answer with the reply whose slot carried it, in the reply's transaction; an
+    answer that rides again (its acknowledgement failed) stays with the first reply. Returns how
+    many were recorded."""
+    recorded = 0
+    for item in answers:
+        recorded += PendingAsk.objects.filter(
+            conversation=conversation, ask_id=item["ask_id"], delivered_with__isnull=True
+        ).update(delivered_with=reply, answer=without_nul(item["answer"]))
+    return recorded
 
 
 def acknowledge(conversation: Conversation, answers: list[dict[str, Any]]) -> bool:

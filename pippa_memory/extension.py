@@ -1,5 +1,6 @@
 """The plug-in's side of the host's extension points."""
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -9,8 +10,9 @@ from pippa_memory.conf import memory_applies, memory_settings, why_memory_does_n
 from pippa_memory.pinning import pinned_block, settle_turn_pin
 from pippa_memory.retention import memory_prune_targets
 from pippa_memory.tool import MEMORY_TOOL, TOOL_NAME, input_problem
+from pippa_memory.turn_notes import turn_notes
 from pippa_memory.turn_state import MemoryTurn
-from webui.extensions import TurnContext, TurnExtension
+from webui.extensions import MessageNote, TurnContext, TurnExtension
 from webui.models import Conversation, Message, UnattendedRun
 from webui.prompt import ToolCall, ToolDefinition
 from webui.retention import PruneTarget
@@ -31,12 +33,13 @@ class MemoryExtension(TurnExtension):
 
     name = "pippa_memory"
     offers_memory_tool = True
+    memory_tool_name = TOOL_NAME
 
-    def settle(self, *, turn: TurnContext) -> None:
+    def settle(self, *, turn: TurnContext) -> str | None:
         conversation = turn.conversation
         if conversation.kind in UNATTENDED_KINDS:
-            return  # pinned with its bundle or brief before the turn
-        settle_turn_pin(conversation, budget=remaining(turn))
+            return None  # pinned with its bundle or brief before the turn
+        return settle_turn_pin(conversation, budget=remaining(turn), later_turn=not turn.first_turn)
 
     def memory_block(self, *, turn: TurnContext) -> str | None:
         conversation = turn.conversation
@@ -78,10 +81,20 @@ class MemoryExtension(TurnExtension):
             return True, tool_verbs.recall(conversation=turn.conversation, text=text, budget=budget)
         return True, tool_verbs.ask(conversation=turn.conversation, text=text, budget=budget)
 
+    def turn_saving(self, *, turn: TurnContext, assistant_message: Message) -> None:
+        delivered = turn.state(MemoryTurn).delivered_answers
+        if delivered:
+            answers.record_delivery(turn.conversation, delivered, reply=assistant_message)
+
     def turn_saved(self, *, turn: TurnContext, assistant_message: Message) -> None:
         delivered = turn.state(MemoryTurn).delivered_answers
         if delivered:
             answers.acknowledge(turn.conversation, delivered)
+
+    def message_notes(
+        self, *, conversation: Conversation, messages: Sequence[Message]
+    ) -> dict[str, list[MessageNote]]:
+        return turn_notes(conversation, messages)
 
     def prepare_unattended(
         self, *, conversation: Conversation, run: UnattendedRun

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from webui.models import Conversation, Soul
+from webui.models import Conversation, Message, Soul
 
 
 def sha256_of(text: str) -> str:
@@ -209,7 +209,10 @@ class OutboxEvent(models.Model):
 class PendingAsk(models.Model):
     """A question the memory tool handed to the engine, waiting for its answer to ride a turn.
 
-    Only the question and ids are kept here; the answer's text is never stored on this side.
+    Once the answer rides a turn, it is kept here with the reply whose per-turn slot carried it
+    (written in that reply's transaction), so the chat page can show it under the reply to the
+    conversation's member. It is never written into the conversation (its messages, the prompt
+    history, the turn event), and it goes with the conversation.
     """
 
     conversation = models.ForeignKey(
@@ -220,6 +223,17 @@ class PendingAsk(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     answered_at = models.DateTimeField(
         null=True, blank=True, help_text="When its answer was delivered and acknowledged."
+    )
+    answer = models.TextField(
+        blank=True, help_text="The engine's answer, once it rode a turn (for the page only)."
+    )
+    delivered_with = models.ForeignKey(
+        Message,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The reply whose per-turn slot first carried the answer.",
     )
 
     class Meta:

@@ -293,13 +293,17 @@ def absent_because_engine_failed(conversation: Conversation) -> bool:
     return reason is not None and reason not in ABSENT_BY_CHOICE
 
 
-def repin_after_engine_failure(conversation: Conversation, *, budget: float | None = None) -> None:
+def repin_after_engine_failure(
+    conversation: Conversation, *, budget: float | None = None
+) -> str | None:
     """Ask the engine once more for a conversation pinned absent because it failed.
 
     An answer with a usable block pins the conversation (reason ``engine_recovered``): the front of
     the prompt moves once, one prompt-cache miss. An answer whose block is refused by choice (too
     large) pins it absent for life. Another failure changes nothing and writes nothing, so a long
     outage does not grow the pin history by a row a turn; the next turn asks again.
+
+    Returns the pin's reason when this call pinned, else ``None``.
     """
     decision = decide_pin(conversation, budget=budget)
     if decision.revision is None and decision.reason not in ABSENT_BY_CHOICE:
@@ -308,26 +312,29 @@ def repin_after_engine_failure(conversation: Conversation, *, budget: float | No
             conversation.pk,
             decision.reason,
         )
-        return
+        return None
     still_absent = Conversation.objects.filter(
         pk=conversation.pk, pinned_head__isnull=True, pinned_at=conversation.pinned_at
     )
     reason = ENGINE_RECOVERED if decision.revision is not None else decision.reason
-    pin_as_decided(conversation, decision=decision, reason=reason, only_if=still_absent)
+    won = pin_as_decided(conversation, decision=decision, reason=reason, only_if=still_absent)
+    return reason if won else None
 
 
-def repin_after_forget(conversation: Conversation, *, budget: float | None = None) -> None:
+def repin_after_forget(conversation: Conversation, *, budget: float | None = None) -> str | None:
     """Pin a conversation whose pinned block is gone (it held an item since forgotten) to the
     head, recorded with the reason ``forgotten``: the front of the prompt moves once, one
     prompt-cache miss, and the forgotten item never renders again. If the engine fails now, the
     conversation is pinned absent for that failure, and recovers as any such conversation does.
+    Returns ``forgotten`` (the cause of the move) when this call re-pinned, else ``None``.
     """
     decision = decide_pin(conversation, budget=budget)
     still_pinned = Conversation.objects.filter(
         pk=conversation.pk, pinned_head=conversation.pinned_head, pinned_at=conversation.pinned_at
     )
     reason = FORGOTTEN if decision.revision is not None else decision.reason
-    pin_as_decided(conversation, decision=decision, reason=reason, only_if=still_pinned)
+    won = pin_as_decided(conversation, decision=decision, reason=reason, only_if=still_pinned)
+    return FORGOTTEN if won else None
 
 
 def stored_block(conversation: Conversation) -> MemoryBlock | None:
@@ -400,28 +407,54 @@ def keep_rendered(conversation: Conversation, block: MemoryBlock) -> str:
     return text
 
 
-def settle_turn_pin(conversation: Conversation, *, budget: float | None = None) -> None:
+def repin_cause(conversation: Conversation) -> str:
+    """Why a conversation that had turns is unpinned: a forget whose item its block held
+    (``forgotten``), an admin's re-pin (``repin: <reason>``, from the latest request in its pin
+    history), or a conversation from before the memory layer was installed (``first_pin``)."""
+    latest = (
+        PinRecord.objects.filter(conversation=conversation)
+        .order_by("-created_at", "-id")
+        .values_list("outcome", "reason")
+        .first()
+    )
+    if latest is None or latest[0] != PinRecord.Outcome.REPIN_REQUESTED:
+        return "first_pin"
+    if latest[1] == FORGOTTEN:
+        return FORGOTTEN
+    return f"repin: {latest[1]}" if latest[1] else "repin"
+
+
+def settle_turn_pin(
+    conversation: Conversation, *, budget: float | None = None, later_turn: bool = False
+) -> str | None:
     """Fix, before a chat turn's prompt is assembled, the block it will carry: pin at the first
-    turn; at a later one, ask once more if the conversation is absent because the engine failed
-    (``engine_recovered``); and have the pinned block at hand, fetched by revision if its row went
-    missing, or re-pinned if the engine says it is gone (``forgotten``). Every engine call here
-    shares ``budget``; afterwards :func:`pinned_block` only reads.
+    turn (or at the turn after an admin's re-pin); at a later one, ask once more if the
+    conversation is absent because the engine failed (``engine_recovered``); and have the pinned
+    block at hand, fetched by revision if its row went missing, or re-pinned if the engine says it
+    is gone (``forgotten``). Every engine call here shares ``budget``; afterwards
+    :func:`pinned_block` only reads.
+
+    Returns the cause when it pinned afresh at a ``later_turn`` (the re-pin's, with the admin's
+    reason; ``engine_recovered``; ``forgotten``), for the host's cache ledger; else ``None``.
     """
     seconds = budget if budget is not None else memory_settings.CHAT_BUDGET
     deadline = time.monotonic() + seconds
+    cause = None
     if conversation.pinned_at is None:
+        cause = repin_cause(conversation) if later_turn else None
         pin_at_first_turn(conversation, budget=seconds)
     elif absent_because_engine_failed(conversation):
-        repin_after_engine_failure(conversation, budget=seconds)
+        cause = repin_after_engine_failure(conversation, budget=seconds)
     if conversation.pinned_head is None or rendered_key(conversation) in RENDERED:
-        return
+        return cause
     try:
         block = fetch_block(conversation, budget=max(0.0, deadline - time.monotonic()))
     except BlockGone:
-        repin_after_forget(conversation, budget=max(0.0, deadline - time.monotonic()))
+        cause = repin_after_forget(conversation, budget=max(0.0, deadline - time.monotonic()))
         block = stored_block(conversation) if conversation.pinned_head is not None else None
     if block is not None:
         keep_rendered(conversation, block)
+    return cause
 
 
 def pinned_block(conversation: Conversation) -> str | None:

@@ -12,6 +12,7 @@ from pippa_memory.client import EngineAnswer, call_engine
 from pippa_memory.conf import memory_settings
 from pippa_memory.members import may_see, member_name, resolved_scope, viewer_id
 from pippa_memory.models import Scope
+from pippa_memory.on_its_way import on_its_way, with_on_its_way
 from webui.models import Conversation
 
 logger = logging.getLogger(__name__)
@@ -59,7 +60,10 @@ def recall_item(item: dict[str, Any]) -> dict[str, Any]:
 
 def recall(*, conversation: Conversation, text: str, budget: float) -> dict[str, Any]:
     """Ask the engine what the soul remembers about ``text`` that the viewer may see; say so when
-    it fell back."""
+    it fell back, and name what this conversation noted that is still on its way to memory
+    (:mod:`pippa_memory.on_its_way`; looked up before the engine is asked, so a remember
+    delivered meanwhile is found by the engine rather than missed by both)."""
+    pending = on_its_way(conversation, text)
     viewer = viewer_id(conversation)
     answer = call_engine(
         "POST",
@@ -75,7 +79,7 @@ def recall(*, conversation: Conversation, text: str, budget: float) -> dict[str,
         budget=budget,
     )
     if not answer.ok:
-        return unavailable_from(answer)
+        return with_on_its_way(unavailable_from(answer), pending, found=[])
     data = answer.data
     visible = [item for item in data["items"] if may_see(viewer, item)]
     if len(visible) < len(data["items"]):
@@ -87,7 +91,8 @@ def recall(*, conversation: Conversation, text: str, budget: float) -> dict[str,
             answer.request_id,
         )
     items = [recall_item(item) for item in visible]
-    return recall_result(match=data["match"], fallback=data["fallback"], items=items, text=text)
+    result = recall_result(match=data["match"], fallback=data["fallback"], items=items, text=text)
+    return with_on_its_way(result, pending, found=items)
 
 
 def recall_result(

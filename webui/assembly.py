@@ -1,6 +1,6 @@
 """Prompt assembly in the fixed order of DESIGN.md section 3.
 
-System: vault base, memory block (from extensions), viewer disclosure. Then the persisted history,
+System: vault base, memory block (from extensions), viewer disclosure (pinned, like the vault base). Then the persisted history,
 then the newest user message, then the per-turn slot (the current time and extension parts). Only
 the slot differs from one turn to the next; everything else is rebuilt from stored rows. Assembly
 only reads: what the front of the prompt holds was pinned before, by :func:`webui.pins.settle_pins`.
@@ -24,15 +24,15 @@ class UnsettledTurn(RuntimeError):
     """A prompt was asked for before the turn's pins were settled: a mistake in the caller."""
 
 
-def viewer_disclosure(conversation: Conversation) -> str:
-    """Who is talking, in words the soul reads after its vault and memory."""
-    viewer = conversation.viewer
-    if viewer is None:
-        kind = Conversation.Kind(conversation.kind).label.lower()
-        return f"No household member is present in this conversation: it is an unattended {kind}."
-    name = viewer.get_full_name() or viewer.get_username()
-    role = "a household admin" if viewer.is_staff else "a household member"
-    return f"You are talking with {name}, {role}."
+def pinned_disclosure(conversation: Conversation) -> str:
+    """The viewer disclosure pinned on ``conversation`` at its first turn (by
+    :func:`webui.pins.settle_pins`); :class:`UnsettledTurn` for one whose pins were never settled."""
+    if not conversation.disclosure:
+        raise UnsettledTurn(
+            f"Conversation {conversation.pk} has no pinned viewer disclosure: settle the turn's "
+            "pins (webui.pins.settle_pins) before assembling its prompt."
+        )
+    return conversation.disclosure
 
 
 def current_time_part(now: datetime) -> str:
@@ -106,7 +106,7 @@ def assemble_prompt(turn: TurnContext, *, now: datetime | None = None) -> Prompt
     sections = (
         pinned_vault_base(conversation),
         *memory_blocks(turn),
-        viewer_disclosure(conversation),
+        pinned_disclosure(conversation),
     )
     return Prompt(
         conversation_id=str(conversation.id),

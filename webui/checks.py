@@ -73,3 +73,19 @@ def check_retention_windows(app_configs: Any = None, **kwargs: Any) -> list[chec
             )
         ]
     return []
+
+
+@checks.register()
+def check_cache_prices(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``webui.E002``: a cache price table the cache bill cannot be estimated from."""
+    from webui.cache_prices import price_table_problems
+    from webui.conf import webui_settings
+
+    return [
+        checks.Error(
+            problem,
+            hint="Fix WEBUI_CACHE_PRICES (docs/configuration.md, Cache prices) and restart.",
+            id="webui.E002",
+        )
+        for problem in price_table_problems(webui_settings.CACHE_PRICES)
+    ]

@@ -8,11 +8,14 @@ on every access so that ``override_settings`` in tests is always seen (as ``pipp
 does for the plug-in).
 """
 
+import json
 from typing import Any
 
 import environ
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+
+from webui.cache_prices import PUBLISHED_CACHE_PRICES
 
 DEFAULTS: dict[str, Any] = {
     # Tool rounds one turn may take before the turn stops and says so.
@@ -33,6 +36,10 @@ DEFAULTS: dict[str, Any] = {
     # Seconds the offline vessel's stream waits between the pieces of its reply, so a demo or a
     # test can watch a reply arrive piece by piece; 0 never waits.
     "OFFLINE_PACE_SECONDS": 0.0,
+    # Each provider's published prompt-cache prices, per adapter and model family, with their
+    # source and the day they were read (webui.cache_prices); the cache bill is estimated from
+    # them. WEBUI_CACHE_PRICES (JSON) replaces the adapters it names and keeps the others.
+    "CACHE_PRICES": PUBLISHED_CACHE_PRICES,
 }
 
 
@@ -47,6 +54,9 @@ def from_environment(env: environ.Env) -> dict[str, Any]:
         if variable not in env:
             continue
         kind = type(default)
+        if kind is dict:
+            read[name] = {**default, **_json_object(variable, env.str(variable))}
+            continue
         try:
             read[name] = env.get_value(variable, cast=kind)
         except ValueError:
@@ -55,6 +65,16 @@ def from_environment(env: environ.Env) -> dict[str, Any]:
                 f"{variable} must be {noun}, not {env.str(variable)!r}."
             ) from None
     return read
+
+
+def _json_object(variable: str, text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{variable} must be JSON: {exc}.") from None
+    if not isinstance(value, dict):
+        raise ImproperlyConfigured(f"{variable} must be a JSON object, not {text!r}.")
+    return value
 
 
 class WebUISettings:

@@ -8,11 +8,17 @@ within one turn.
 
 Only a few points may write or call the network: :meth:`TurnExtension.settle` (before the prompt is
 assembled), :meth:`TurnExtension.execute_tool`, :meth:`TurnExtension.turn_saved` and
-:meth:`TurnExtension.prepare_unattended`. Assembling the prompt only reads.
+:meth:`TurnExtension.prepare_unattended`; :meth:`TurnExtension.turn_saving` writes rows in the
+reply's own transaction. Assembling the prompt only reads, and so does
+:meth:`TurnExtension.message_notes`.
 """
 
-from dataclasses import dataclass, field
+import logging
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from django.db import transaction
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -23,6 +29,17 @@ if TYPE_CHECKING:
 
 
 State = TypeVar("State")
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class MessageNote:
+    """A line the chat page shows under a message, for the conversation's member only: what rode
+    the turn (a background answer), or what its tools could not say yet. Never part of the
+    message, its history or any prompt. ``kind`` names it for the page (a CSS class)."""
+
+    kind: str
+    text: str
 
 
 @dataclass
@@ -54,16 +71,24 @@ class TurnExtension:
     name: str = "extension"
     #: Whether this extension offers the memory tool that ``Vessel.memory_tool_enabled`` switches.
     offers_memory_tool: bool = False
+    #: The name of that memory tool, so the host's pages can tell when a conversation offers it.
+    memory_tool_name: str | None = None
 
-    def settle(self, *, turn: TurnContext) -> None:
+    def settle(self, *, turn: TurnContext) -> str | None:
         """Fix, before the prompt is assembled, what :meth:`memory_block` will read this turn.
 
-        Called at every turn, after the host has pinned the vault base and before it pins the tool
-        definitions. This is the point that may write and call the network for the front of the
-        prompt: at a conversation's first turn it pins what the block holds; at a later turn it
-        may do a documented re-pin (the memory plug-in's ``engine_recovered``). It shares the
-        turn's time with the other points, so a slow service costs the turn one bounded wait.
+        Called at every turn, after the host has pinned the vault base and before it pins the
+        viewer disclosure and the tool definitions. This is the point that may write and call the
+        network for the front of the prompt: at a conversation's first turn it pins what the block
+        holds; at a later turn it may do a documented re-pin (the memory plug-in's
+        ``engine_recovered``). It shares the turn's time with the other points, so a slow service
+        costs the turn one bounded wait.
+
+        Returns why, when at a later turn it re-pinned (a short cause with no memory text in it,
+        such as ``forgotten`` or ``repin: <the admin's reason>``), else ``None``: the cache ledger
+        records it as the cause should the block's bytes have moved.
         """
+        return None
 
     def memory_block(self, *, turn: TurnContext) -> str | None:
         """Text placed after the vault base and before the viewer disclosure, or ``None``.
@@ -88,8 +113,22 @@ class TurnExtension:
         """Run ``call`` if this extension owns it: ``(True, output)``, else ``(False, None)``."""
         return False, None
 
+    def turn_saving(self, *, turn: TurnContext, assistant_message: "Message") -> None:
+        """Called inside the transaction that saves the assistant row, once it is written: the
+        extension's own rows about this reply, which commit with it or not at all. Database
+        writes only, no network. A raised error is logged and undone (a savepoint); the reply
+        is saved anyway."""
+
     def turn_saved(self, *, turn: TurnContext, assistant_message: "Message") -> None:
         """Called after the assistant row of the turn has been committed."""
+
+    def message_notes(
+        self, *, conversation: "Conversation", messages: Sequence["Message"]
+    ) -> dict[str, list[MessageNote]]:
+        """Notes to show under some of ``messages`` (all of ``conversation``), by message id as
+        text. Only reads; called whenever the conversation's member is shown its messages (the
+        page, the messages API, a turn's answer), so it should cost a query or two."""
+        return {}
 
     def prepare_unattended(
         self, *, conversation: "Conversation", run: "UnattendedRun"
@@ -127,6 +166,36 @@ def unregister_extension(extension_class: type[TurnExtension]) -> None:
 def registered_extensions() -> tuple[TurnExtension, ...]:
     """The registered extensions, in registration order."""
     return tuple(_registered)
+
+
+def turn_saving(*, turn: TurnContext, assistant_message: "Message") -> None:
+    """Each extension's :meth:`TurnExtension.turn_saving`, in the caller's transaction, each in
+    a savepoint: one that fails is logged and undone, and the reply is saved anyway."""
+    for extension in _registered:
+        try:
+            with transaction.atomic():
+                extension.turn_saving(turn=turn, assistant_message=assistant_message)
+        except Exception:
+            logger.exception("Extension %s failed while the reply was saved", extension.name)
+
+
+def message_notes(
+    conversation: "Conversation", messages: Sequence["Message"]
+) -> dict[str, list[dict[str, str]]]:
+    """Every extension's notes under ``messages``, by message id, as ``{"kind", "text"}``. An
+    extension that fails adds none (logged): the messages are shown anyway."""
+    notes: dict[str, list[dict[str, str]]] = {}
+    if not messages:
+        return notes
+    for extension in _registered:
+        try:
+            found = extension.message_notes(conversation=conversation, messages=messages)
+        except Exception:
+            logger.exception("Extension %s failed to give message notes", extension.name)
+            continue
+        for message_id, extra in found.items():
+            notes.setdefault(str(message_id), []).extend(asdict(note) for note in extra)
+    return notes
 
 
 def memory_tool_notice() -> str | None:

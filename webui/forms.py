@@ -2,7 +2,9 @@
 
 from django import forms
 
+from webui.conversations import title_problem
 from webui.models import Soul, Vessel
+from webui.selectors import SEARCH_MAX_CHARS
 
 
 class NewConversationForm(forms.Form):
@@ -34,3 +36,24 @@ class WakeSoulForm(forms.Form):
             "invalid_choice": "Choose a soul to wake: that one does not exist.",
         },
     )
+
+
+class RenameConversationForm(forms.Form):
+    """The conversation page's rename box: a new title, checked as the API checks it."""
+
+    title = forms.CharField(
+        label="Title", strip=True, error_messages={"required": "A title cannot be empty."}
+    )
+
+    def clean_title(self) -> str:
+        title = self.cleaned_data["title"]
+        problem = title_problem(title)
+        if problem:
+            raise forms.ValidationError(problem)
+        return title
+
+
+class ConversationSearchForm(forms.Form):
+    """The conversation list's search box: text in the titles and messages."""
+
+    q = forms.CharField(label="Search", required=False, max_length=SEARCH_MAX_CHARS)

@@ -102,6 +102,10 @@ class Vessel(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def get_absolute_url(self) -> str:
+        """Its row on the vessels page, which every member reads."""
+        return reverse("vessel-list") + f"#vessel-{self.slug}"
+
     @property
     def api_key(self) -> str:
         """The key from the environment variable the vessel names; empty when unset or not allowed.
@@ -160,6 +164,12 @@ class Conversation(models.Model):
         blank=True,
         editable=False,
         help_text="Tool definitions fixed at the first turn, sent unchanged on every later turn.",
+    )
+    disclosure = models.TextField(
+        blank=True,
+        editable=False,
+        help_text="The viewer disclosure pinned at the first turn: a rename reaches the next "
+        "conversation, never a running one.",
     )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     # The turn lock (webui.turn_lock): the turn answering in this conversation now, until when its
@@ -220,7 +230,12 @@ class VaultSnapshot(models.Model):
 
 
 def empty_usage() -> dict:
-    return {"input_tokens": 0, "output_tokens": 0, "cached_input_tokens": 0}
+    return {
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cached_input_tokens": 0,
+        "cache_write_tokens": 0,
+    }
 
 
 class Message(models.Model):
@@ -392,6 +407,10 @@ class UnattendedRun(models.Model):
     def __str__(self) -> str:
         return f"{self.get_kind_display()} for {self.soul} at {self.started_at:%Y-%m-%d %H:%M}"
 
+    def get_absolute_url(self) -> str:
+        """Its post on the Soul Stream, which every member reads."""
+        return reverse("soul-stream") + f"#run-{self.pk}"
+
 
 class DailyChore(models.Model):
     """Upkeep the scheduler runs once per local calendar day (``prune``), and how it last went.
@@ -415,3 +434,20 @@ class DailyChore(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+# The cache ledger's model lives in a module of its own (it names these models by string).
+from webui.vessel_calls import VesselCall  # noqa: E402
+
+__all__ = [
+    "Conversation",
+    "DailyChore",
+    "Message",
+    "ScheduledJob",
+    "Soul",
+    "TurnRound",
+    "UnattendedRun",
+    "VaultSnapshot",
+    "Vessel",
+    "VesselCall",
+]

@@ -101,6 +101,19 @@ class Prompt:
         """The system prompt: the sections joined by blank lines, empty sections left out."""
         return "\n\n".join(section for section in self.system_sections if section)
 
+    def front_sections(self) -> dict[str, str]:
+        """The system text's sections by name, for a prompt assembled in the fixed order
+        (:func:`webui.assembly.assemble_prompt`): ``vault`` first, ``disclosure`` last, and
+        ``memory`` the extensions' blocks between them as the system text joins them ("" when
+        there are none)."""
+        sections = self.system_sections
+        middle = sections[1:-1] if len(sections) > 1 else ()
+        return {
+            "vault": sections[0] if sections else "",
+            "memory": "\n\n".join(block for block in middle if block),
+            "disclosure": sections[-1] if len(sections) > 1 else "",
+        }
+
     def with_round(self, tool_round: ToolRound) -> "Prompt":
         """The same prompt with one more tool round of the current turn."""
         return replace(self, current_rounds=(*self.current_rounds, tool_round))

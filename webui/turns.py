@@ -21,9 +21,10 @@ from django.db import IntegrityError, transaction
 from webui.assembly import assemble_prompt
 from webui.canonical import without_nul
 from webui.conf import webui_settings
-from webui.extensions import TurnContext, registered_extensions
+from webui.extensions import TurnContext, registered_extensions, turn_saving
+from webui.ledger import TurnLedger, keep
 from webui.lone_surrogates import replace_lone_surrogates
-from webui.models import Conversation, Message
+from webui.models import Conversation, Message, VesselCall
 from webui.pins import settle_pins
 from webui.prompt import Prompt, ToolDefinition, ToolRound
 from webui.rounds import consume_saved_rounds, recorded_rounds, save_tool_round, saved_tool_rounds
@@ -60,6 +61,8 @@ class Answer:
     rounds: list[ToolRound]
     usage: dict[str, int]
     stopped: bool = False
+    #: The cache ledger's row for the last vessel call, saved with the reply.
+    call: VesselCall | None = None
 
 
 def append_message(*, conversation: Conversation, **fields: Any) -> Message:
@@ -267,15 +270,22 @@ def answer_events(
     conversation = turn.conversation
     try:
         adapter = adapter_for(conversation.vessel)
-        settle_pins(turn)
+        causes = settle_pins(turn)
         tools = [ToolDefinition.from_dict(tool) for tool in conversation.offered_tools]
         prompt = assemble_prompt(turn)
+        ledger = TurnLedger(
+            conversation=conversation,
+            user_message=turn.user_message,
+            adapter=adapter,
+            causes=causes,
+        )
         return (
             yield from vessel_rounds(
                 adapter=adapter,
                 prompt=prompt,
                 tools=tools,
                 turn=turn,
+                ledger=ledger,
                 lock=lock,
                 stop=stop,
                 streamed=streamed,
@@ -302,8 +312,9 @@ def answer_events(
 
 
 def save_answer(*, turn: TurnContext, answer: Answer) -> Message:
-    """Save the reply as the answer to the turn's user message, and drop its kept rounds, in one
-    transaction. Raises ``IntegrityError`` if the message has an answer already."""
+    """Save the reply as the answer to the turn's user message, drop its kept rounds, and let
+    each extension write its own rows about the reply (``turn_saving``), in one transaction.
+    Raises ``IntegrityError`` if the message has an answer already."""
     tool_uses, rounds = recorded_rounds(answer.rounds)
     with transaction.atomic():
         assistant_message = append_message(
@@ -318,6 +329,8 @@ def save_answer(*, turn: TurnContext, answer: Answer) -> Message:
             stopped=answer.stopped,
         )
         consume_saved_rounds(turn.user_message)
+        turn_saving(turn=turn, assistant_message=assistant_message)
+        keep(answer.call)
     return assistant_message
 
 
@@ -327,13 +340,15 @@ def vessel_rounds(
     prompt: Prompt,
     tools: list[ToolDefinition],
     turn: TurnContext,
+    ledger: TurnLedger,
     lock: TurnLock,
     stop: StopSignal,
     streamed: bool,
 ) -> Generator[TurnEvent, None, Answer]:
     """Call the vessel until it answers without tool calls, the round limit is reached, or the
     turn is stopped. Rounds an earlier attempt kept are replayed, not run again; each new round
-    is kept as soon as its tools have run."""
+    is kept as soon as its tools have run, with its call's ledger row (the last call's row goes
+    with the reply)."""
     max_rounds = webui_settings.MAX_TOOL_ROUNDS
     rounds: list[ToolRound] = []
     usage = normalised_usage()
@@ -350,24 +365,33 @@ def vessel_rounds(
         reply, partial = yield from streamed_reply(
             adapter=adapter, prompt=prompt, tools=tools, lock=lock, stop=stop, streamed=streamed
         )
+        call = ledger.call(
+            prompt=prompt,
+            tools=tools,
+            usage=reply.usage if reply is not None else normalised_usage(),
+            round_index=len(rounds),
+            stopped=reply is None,
+        )
         if reply is None:
-            return Answer(text=partial, rounds=rounds, usage=usage, stopped=True)
+            return Answer(text=partial, rounds=rounds, usage=usage, stopped=True, call=call)
         for key, value in reply.usage.items():
             usage[key] += value
         if not reply.tool_calls:
-            return Answer(text=reply.text, rounds=rounds, usage=usage)
+            return Answer(text=reply.text, rounds=rounds, usage=usage, call=call)
         if len(rounds) >= max_rounds:
             note = f"(I stopped after {max_rounds} rounds of tool calls without a final answer.)"
             text = "\n\n".join(part for part in (reply.text, note) if part)
-            return Answer(text=text, rounds=rounds, usage=usage)
+            return Answer(text=text, rounds=rounds, usage=usage, call=call)
         tool_round = yield from run_tool_round(turn=turn, reply=reply, used_ids=used_ids)
         lock.renew()  # only the lock's holder keeps the round
-        save_tool_round(
-            user_message=turn.user_message,
-            index=len(rounds),
-            tool_round=tool_round,
-            usage=reply.usage,
-        )
+        with transaction.atomic():
+            save_tool_round(
+                user_message=turn.user_message,
+                index=len(rounds),
+                tool_round=tool_round,
+                usage=reply.usage,
+            )
+            keep(call)
         rounds.append(tool_round)
         prompt = prompt.with_round(tool_round)
 

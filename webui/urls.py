@@ -6,7 +6,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from webui import views
+from webui import cache_views, views
 
 urlpatterns = [
     path("", views.conversation_list, name="conversation-list"),
@@ -16,11 +16,23 @@ urlpatterns = [
         views.conversation_detail,
         name="conversation-detail",
     ),
+    path(
+        "conversations/<uuid:conversation_id>/rename/",
+        views.conversation_rename,
+        name="conversation-rename",
+    ),
+    path(
+        "conversations/<uuid:conversation_id>/delete/",
+        views.conversation_delete,
+        name="conversation-delete",
+    ),
     path("vessels/", views.vessel_list, name="vessel-list"),
     path("stream/", views.soul_stream, name="soul-stream"),
     path("stream/wake/", views.soul_stream_wake, name="soul-stream-wake"),
     path("vessels/<slug:slug>/memory-tool/", views.vessel_memory_tool, name="vessel-memory-tool"),
     path("vessels/<slug:slug>/test/", views.vessel_test_connection, name="vessel-test-connection"),
+    path("cache/", cache_views.cache_ledger, name="cache-ledger"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("webui.api.urls")),

@@ -8,17 +8,35 @@ nothing changes.
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
+from django.utils import timezone
 from django.views import defaults
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
-from webui.api.serializers import MessageSerializer
+from webui.api.serializers import serialized_messages
+from webui.conf import webui_settings
+from webui.conversations import ConversationError, delete_conversation, rename_conversation
 from webui.extensions import memory_tool_notice
-from webui.forms import MemoryToolForm, NewConversationForm, WakeSoulForm
+from webui.forms import (
+    ConversationSearchForm,
+    MemoryToolForm,
+    NewConversationForm,
+    RenameConversationForm,
+    WakeSoulForm,
+)
 from webui.models import Conversation, Soul, UnattendedRun, Vessel
-from webui.selectors import conversations_for
+from webui.retention import describe_days
+from webui.selectors import (
+    conversations_for,
+    grouped_by_day,
+    listed_conversations_for,
+    memory_plugin_installed,
+    memory_tool_on,
+)
 from webui.unattended import run_wake
+from webui.unattended_display import memory_line, post_heading
 from webui.vault import vault_problem
 from webui.vessels.connection import check_connection, key_status
 from webui.vessels.registry import vessel_problem
@@ -26,8 +44,12 @@ from webui.vessels.registry import vessel_problem
 
 @login_required
 def conversation_list(request: HttpRequest) -> HttpResponse:
-    conversations = conversations_for(request.user).select_related("soul", "vessel")
-    return render(request, "webui/conversation_list.html", {"conversations": conversations})
+    """The member's conversations by the day they were last active, or those a search finds."""
+    search = ConversationSearchForm(request.GET)
+    query = search.cleaned_data["q"] if search.is_valid() else ""
+    rows = listed_conversations_for(request.user, query=query).select_related("soul", "vessel")
+    context = {"groups": grouped_by_day(rows), "search": search, "query": query}
+    return render(request, "webui/conversation_list.html", context)
 
 
 @login_required
@@ -46,21 +68,75 @@ def conversation_new(request: HttpRequest) -> HttpResponse:
     return render(request, "webui/conversation_new.html", {"form": form})
 
 
-@login_required
-def conversation_detail(request: HttpRequest, conversation_id: str) -> HttpResponse:
-    conversation = get_object_or_404(
+def own_conversation(request: HttpRequest, conversation_id: str) -> Conversation:
+    """The viewer's own chat ``conversation_id``; 404 for anyone else's, staff's too."""
+    return get_object_or_404(
         conversations_for(request.user).select_related("soul", "vessel"), pk=conversation_id
     )
-    rows = conversation.messages.select_related("vessel").order_by("sequence")
-    history = MessageSerializer(rows, many=True).data
-    last_unanswered = bool(rows) and rows.last().role == "user"
+
+
+def temporary_notice(conversation: Conversation) -> str | None:
+    """What the page says of a temporary chat while it is open: that it is not listed, and when
+    ``manage.py prune`` removes it (``WEBUI_PRUNE_TEMPORARY_DAYS``)."""
+    if not conversation.temporary:
+        return None
+    days = webui_settings.PRUNE_TEMPORARY_DAYS
+    kept = (
+        "It is kept until you delete it."
+        if days == 0
+        else f"The daily prune removes it once it has been quiet (no message) for {describe_days(days)}."
+    )
+    return f"Temporary chat — not listed among your conversations, nothing is remembered. {kept}"
+
+
+@login_required
+def conversation_detail(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    conversation = own_conversation(request, conversation_id)
+    rows = list(conversation.messages.select_related("vessel").order_by("sequence"))
+    history = serialized_messages(conversation, rows)
+    last_unanswered = bool(rows) and rows[-1].role == "user"
     context = {
         "conversation": conversation,
         "history": history,
         "vault_problem": vault_problem(conversation.soul.vault_path),
         "last_unanswered": last_unanswered,
+        "rename_form": RenameConversationForm(initial={"title": conversation.title}),
+        "temporary_notice": temporary_notice(conversation),
+        "memory_tool_on": memory_tool_on(conversation),
+        "max_message_chars": webui_settings.MAX_MESSAGE_CHARS,
     }
     return render(request, "webui/conversation_detail.html", context)
+
+
+@login_required
+@require_POST
+def conversation_rename(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    """Rename the viewer's conversation; a title that cannot be used is said, nothing changes."""
+    conversation = own_conversation(request, conversation_id)
+    form = RenameConversationForm(request.POST)
+    if form.is_valid():
+        rename_conversation(conversation=conversation, title=form.cleaned_data["title"])
+        messages.success(request, "The conversation is renamed.")
+    else:
+        messages.error(request, f"Not renamed: {' '.join(form.errors['title'])}")
+    return redirect(conversation)
+
+
+@login_required
+def conversation_delete(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    """``GET``: ask to confirm, saying what deleting means. ``POST``: delete it (refused while a
+    reply is being written), then back to the list."""
+    conversation = own_conversation(request, conversation_id)
+    if request.method == "POST":
+        try:
+            delete_conversation(conversation=conversation)
+        except ConversationError as error:
+            messages.error(request, f"Not deleted: {error}")
+            return redirect(conversation)
+        messages.success(request, f"“{conversation.title or 'Untitled'}” is deleted.")
+        return redirect("conversation-list")
+    context = {"conversation": conversation, "memory_installed": memory_plugin_installed()}
+    return render(request, "webui/conversation_delete.html", context)
 
 
 CHANGE_VESSELS = "webui.change_vessel"
@@ -123,14 +199,21 @@ def soul_stream(request: HttpRequest) -> HttpResponse:
         .prefetch_related("conversation__messages")
         .order_by("-started_at", "-id")[:50]
     )
-    posts = []
+    posts, now = [], timezone.now()
     for run in runs:
         replies = [
             m
             for m in (run.conversation.messages.all() if run.conversation else [])
             if m.role == "assistant"
         ]
-        posts.append({"run": run, "text": replies[-1].content if replies else ""})
+        posts.append(
+            {
+                "run": run,
+                "heading": post_heading(run, now=now),
+                "text": replies[-1].content if replies else "",
+                "memory": memory_line(run),
+            }
+        )
     context = {
         "posts": posts,
         "souls": Soul.objects.all(),
@@ -159,6 +242,13 @@ def soul_stream_wake(request: HttpRequest) -> HttpResponse:
     else:
         messages.error(request, f"{soul.name}'s wake failed: {run.error}")
     return redirect("soul-stream")
+
+
+@require_safe
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for ``/favicon.ico`` whatever a page links: send them to the site's icon (a
+    temporary redirect, since a deployment's static file names carry a content hash)."""
+    return HttpResponseRedirect(static("webui/favicon.svg"))
 
 
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:

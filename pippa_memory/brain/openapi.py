@@ -39,11 +39,12 @@ REQUEST: dict[str, Any] = {
 
 USAGE: dict[str, Any] = {
     "type": "object",
-    "required": ["input_tokens", "output_tokens", "cached_input_tokens"],
+    "required": ["input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens"],
     "properties": {
         "input_tokens": {"type": "integer"},
         "output_tokens": {"type": "integer"},
         "cached_input_tokens": {"type": "integer"},
+        "cache_write_tokens": {"type": "integer"},
     },
 }
 

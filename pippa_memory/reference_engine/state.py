@@ -237,10 +237,9 @@ class EngineState:
                 if self.clock() < ask.ready_at:
                     continue
                 if not ask.answer_id:
-                    found = self.recall(ask.soul, ask.question, 3, viewer=ask.viewer)
-                    texts = "; ".join(item["text"] for item in found["items"]) or "nothing yet"
-                    label = "I found" if found["match"] == "exact" else "Nothing matched; recently"
-                    ask.answer = f"{label}: {texts}"
+                    ask.answer = answer_from(
+                        self.recall(ask.soul, ask.question, 3, viewer=ask.viewer)
+                    )
                     ask.answer_id = f"ans_{uuid.uuid4().hex[:16]}"
                     ask.answered_at = now_iso()
                 ready.append(
@@ -278,6 +277,17 @@ class EngineState:
         bundle += found["block"]
         digest = hashlib.sha256(bundle.encode("utf-8")).hexdigest()
         return {"bundle": bundle, "revision": found["revision"], "sha256": digest}
+
+
+def answer_from(found: dict[str, Any]) -> str:
+    """An ask's answer in words, from a recall of its question: the matching memories, else
+    the most recent ones saying that nothing matched, else that nothing is remembered yet."""
+    texts = "; ".join(item["text"] for item in found["items"])
+    if not texts:
+        return "nothing is remembered about that yet."
+    if found["match"] == "exact":
+        return texts
+    return f"nothing matched; the most recent memories are: {texts}"
 
 
 def cursor_position(cursor: str) -> float:

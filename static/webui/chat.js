@@ -2,6 +2,9 @@
 // (webui/api/streams.py), shows a reply's text as it arrives and its tool uses as they run, offers
 // Stop while a reply is written, and Retry when the vessel failed (the user's message stays saved).
 // An answer that is not a stream (a refusal before the turn starts) is read as the JSON route's.
+// A reply's Markdown comes from the server already rendered and sanitised (``html``,
+// webui/reply_markdown.py) and is inserted in one place only, insertSanitisedReplyHtml; a member's
+// own messages, and a reply while it is being written, are plain text.
 (function () {
   "use strict";
   const chat = document.getElementById("chat");
@@ -60,6 +63,28 @@
     return details;
   }
 
+  // The one place HTML enters the page: a reply's ``html``, rendered and sanitised on the server.
+  function insertSanitisedReplyHtml(body, html) {
+    body.classList.add("markdown");
+    body.innerHTML = html;
+  }
+
+  // What rode the reply, shown under it (background answers, remembers on their way to memory):
+  // notes the server gives beside the message, never part of it. Text only, never HTML.
+  function messageNotes(message) {
+    const notes = message.notes || [];
+    if (!notes.length) return null;
+    const list = document.createElement("ul");
+    list.className = "message-notes";
+    for (const note of notes) {
+      const line = document.createElement("li");
+      line.className = "message-note note-" + String(note.kind).replace(/[^a-z0-9_-]/gi, "");
+      line.textContent = note.text;
+      list.appendChild(line);
+    }
+    return list;
+  }
+
   function render(message) {
     const item = document.createElement("div");
     item.className = "message " + message.role;
@@ -78,12 +103,22 @@
     }
     const body = document.createElement("div");
     body.className = "content";
-    body.textContent = message.content;
+    if (message.role === "assistant" && typeof message.html === "string") insertSanitisedReplyHtml(body, message.html);
+    else body.textContent = message.content;
     item.append(who, body);
     for (const use of message.tool_uses || []) item.appendChild(toolUseDetail(use));
+    const notes = messageNotes(message);
+    if (notes) item.appendChild(notes);
     chat.appendChild(item);
-    item.scrollIntoView({ block: "end" });
+    revealAboveComposer(item);
     return item;
+  }
+
+  // Scroll ``item`` into view with its bottom above the composer, which sticks to the window's
+  // bottom and is as tall as its hint and character count make it at the moment.
+  function revealAboveComposer(item) {
+    item.style.scrollMarginBottom = form.offsetHeight + 16 + "px";
+    item.scrollIntoView({ block: "end" });
   }
 
   function shown(message) {
@@ -134,7 +169,7 @@
       item: item,
       add: function (text) {
         body.textContent += text;
-        item.scrollIntoView({ block: "end" });
+        revealAboveComposer(item);
       },
       tool: function (use) {
         let line = tools[use.id];
@@ -163,10 +198,21 @@
     return Boolean(saved);
   }
 
+  // The title the first turn gave the conversation, shown as soon as the reply says it.
+  function showTitle(conversation) {
+    if (!conversation || !conversation.title) return;
+    const heading = document.getElementById("conversation-title");
+    if (heading) heading.textContent = conversation.title;
+    document.title = document.title.replace(/^.*?( · Household)$/, conversation.title + "$1");
+    const rename = document.querySelector("form.rename input[name=title]");
+    if (rename && !rename.value) rename.value = conversation.title;
+  }
+
   async function answered(response) {
     let data = {};
     try { data = await response.json(); } catch (e) { data = {}; }
     if (response.ok) {
+      showTitle(data.conversation);
       if (!shown(data.user)) render(data.user);
       render(data.assistant);
       return true;
@@ -193,6 +239,7 @@
       } else if (name === "done") {
         if (pending) pending.remove();
         if (reply) reply.item.remove();
+        showTitle(data.conversation);
         if (!shown(data.user)) render(data.user);
         render(data.assistant);
         outcome = true;
@@ -267,16 +314,56 @@
     }
   });
 
+  // The composer: the server's limit (data-max-chars), counted as the server counts (characters,
+  // not UTF-16 units, spaces around the message dropped), shown once the message nears it.
+  const maxChars = Number(form.dataset.maxChars) || 0;
+  const charCount = document.getElementById("char-count");
+
+  function messageLength(text) {
+    return Array.from(text.trim()).length;
+  }
+
+  function showCharCount() {
+    const length = messageLength(textarea.value);
+    const near = maxChars > 0 && length >= maxChars * 0.8;
+    charCount.hidden = !near;
+    charCount.classList.toggle("over", near && length > maxChars);
+    charCount.textContent = near ? length + " / " + maxChars + " characters" : "";
+  }
+
+  // A message over the limit is refused here, with a plain sentence and no Retry: nothing is sent.
+  function overLimitRefusal(text) {
+    const length = messageLength(text);
+    if (!maxChars || length <= maxChars) return null;
+    return "This message has " + length + " characters; a message may have at most " + maxChars +
+      ". Shorten it or send it in parts. Nothing was sent.";
+  }
+
+  // Enter sends; Shift+Enter starts a new line (as the hint under the box says). Ctrl/Cmd+Enter
+  // sends too; Enter that finishes an input method's composition sends nothing.
+  function composerKeydown(event) {
+    if (event.key !== "Enter" || event.isComposing || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    form.requestSubmit();
+  }
+
+  textarea.addEventListener("input", showCharCount);
+  textarea.addEventListener("keydown", composerKeydown);
+  showCharCount();
+
   form.addEventListener("submit", async function (event) {
     event.preventDefault();
     const text = textarea.value.trim();
     if (!text) return;
+    const refusal = overLimitRefusal(text);
+    if (refusal) {
+      showError(refusal);
+      return;
+    }
     const sent = await call(form.dataset.messagesUrl, { text: text });
     // Clear what was sent, but never what the member typed while the reply was being written.
     if (sent && textarea.value.trim() === text) textarea.value = "";
-  });
-  textarea.addEventListener("keydown", function (event) {
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) form.requestSubmit();
+    showCharCount();
   });
   retryButton.addEventListener("click", function () {
     if (retryId) call(form.dataset.retryUrl, { message: retryId });

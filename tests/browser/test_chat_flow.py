@@ -40,7 +40,7 @@ def test_member_chats_with_the_offline_vessel_and_sees_its_tool_uses(
     page.get_by_label("Message").fill("remember I like tea")
     page.get_by_role("button", name="Send").click()
     reply = page.locator(".message.assistant").nth(1)
-    expect(reply).to_contain_text("memory remember")
+    expect(reply.locator(".content")).to_have_text("I'll remember that for you: “I like tea”.")
     tool_use = reply.locator("details.tool-use")
     expect(tool_use.locator("summary")).to_have_text("Tool: memory · remember")
     expect(tool_use.locator("pre").first).not_to_be_visible()

@@ -1,7 +1,10 @@
-"""The Soul Stream page in a browser: an account that may add unattended runs wakes a soul and sees its post, with the brief
-its memory curated, above the scheduled job's earlier post."""
+"""The Soul Stream page in a browser, on a phone's width and a desktop's: an account that may add
+unattended runs wakes a soul and sees its post above the scheduled job's earlier one, each told in
+the household's words (who wrote, when, whether memory was there), with the records behind them
+(brief and bundle revisions, hashes) left to the admin."""
 
 import os
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -13,14 +16,23 @@ from playwright.sync_api import Page, expect
 from webui.models import ScheduledJob
 from webui.unattended import run_due_jobs
 
+from .layout import WIDTHS, assert_fits
 from .test_chat_flow import SCREENSHOTS, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_staff_wake_a_soul_and_see_the_stream_newest_first(
-    live_server: Any, page: Page, make_user: Any, soul: Any, offline_vessel: Any, memory_on: Any
+@pytest.mark.parametrize("width", WIDTHS)
+def test_staff_wake_a_soul_and_see_the_stream_newest_first_in_family_words(
+    live_server: Any,
+    page: Page,
+    make_user: Any,
+    soul: Any,
+    offline_vessel: Any,
+    memory_on: Any,
+    width: int,
 ) -> None:
+    page.set_viewport_size({"width": width, "height": 800})
     waker = make_user("root", is_staff=True)
     waker.user_permissions.add(Permission.objects.get(codename="add_unattendedrun"))
     memory_on.state.remember("pippa", "The garden needs water on Fridays.")
@@ -37,15 +49,21 @@ def test_staff_wake_a_soul_and_see_the_stream_newest_first(
 
     page.get_by_role("link", name="Soul Stream").click()
     expect(page.locator(".post")).to_have_count(1)
-    expect(page.locator(".post").first).to_contain_text("Scheduled job “Morning note”")
-    expect(page.locator(".post").first.locator(".memory")).to_contain_text("with bundle r1")
+    job_post = page.locator(".post").first
+    expect(job_post).to_contain_text(re.compile(r"Pippa wrote “Morning note” at \d\d:\d\d:"))
+    remembered = "Pippa had the household's memories in mind."
+    expect(job_post.locator(".memory")).to_have_text(remembered)
 
     page.get_by_role("button", name="Wake now").click()
 
     expect(page.get_by_role("status").first).to_contain_text("Pippa woke and posted.")
     expect(page.locator(".post")).to_have_count(2)
     newest = page.locator(".post").first
-    expect(newest).to_contain_text("Soul Stream wake")
-    expect(newest.locator(".memory")).to_contain_text("with brief r1")
+    expect(newest).to_contain_text(re.compile(r"Pippa woke at \d\d:\d\d and wrote:"))
+    expect(newest.locator(".memory")).to_have_text(remembered)
+    # The database's words stay in the admin.
+    for record in ("brief", "bundle", "sha256", "r1", "Soul Stream wake", "Scheduled job"):
+        expect(page.locator("ol.stream")).not_to_contain_text(record)
+    assert_fits(page, "the Soul Stream")
     if SCREENSHOTS:
-        page.screenshot(path=os.path.join(SCREENSHOTS, "stream.png"), full_page=True)
+        page.screenshot(path=os.path.join(SCREENSHOTS, f"stream-{width}.png"), full_page=True)

@@ -25,6 +25,7 @@ class RecordingTool(TurnExtension):
 
     name = "recording-tool"
     offers_memory_tool = True
+    memory_tool_name = "memory"
 
     def __init__(self) -> None:
         self.calls: list[ToolCall] = []

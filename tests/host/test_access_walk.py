@@ -52,7 +52,9 @@ from webui.models import (
     ScheduledJob,
     Soul,
     UnattendedRun,
+    VaultSnapshot,
     Vessel,
+    VesselCall,
 )
 
 pytestmark = pytest.mark.django_db
@@ -69,12 +71,14 @@ class HostWorld:
     message: Message
     job: ScheduledJob
     run: UnattendedRun
+    snapshot: VaultSnapshot
     group: Group
     task_result: DBTaskResult
     chore: DailyChore
     login_attempt: AccessAttempt
     login_log: AccessLog
     login_failure: AccessFailureLog
+    vessel_call: VesselCall
 
     def conversation(self, role: str) -> Conversation:
         """The role's own conversation (anonymous is handed the member's)."""
@@ -96,8 +100,19 @@ HOST_ROUTES: dict[str, Route] = {
     "conversation-list": Route(signed_in(member=OK), at("/")),
     "conversation-new": Route(signed_in(member=OK), at("/conversations/new/")),
     "conversation-detail": Route(signed_in(member=OK), own("/conversations/{id}/")),
+    # Renaming one's own conversation, and the page that asks before deleting it (the delete
+    # itself, and that no one reaches another member's, is in tests/host/test_conversations.py).
+    "conversation-rename": Route(
+        signed_in(member=REDIRECT),
+        own("/conversations/{id}/rename/"),
+        "post",
+        lambda world: {"title": "Renamed"},
+    ),
+    "conversation-delete": Route(signed_in(member=OK), own("/conversations/{id}/delete/")),
     "vessel-list": Route(signed_in(member=OK), at("/vessels/")),
     "soul-stream": Route(signed_in(member=OK), at("/stream/")),
+    # The cache bill: staff who may view the ledger (the viewer and the superuser); 403 otherwise.
+    "cache-ledger": Route(Access(LOGIN, FORBIDDEN, FORBIDDEN, OK, OK), at("/cache/")),
     "soul-stream-wake": Route(
         household_wide(allowed=REDIRECT),
         at("/stream/wake/"),
@@ -115,9 +130,12 @@ HOST_ROUTES: dict[str, Route] = {
         lambda world, role: f"/vessels/{world.vessel.slug}/test/",
         "post",
     ),
+    # Browsers ask for it whatever the page links: everyone is sent to the site's icon.
+    "favicon": Route(Access(REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT), at("/favicon.ico")),
     "login": Route(Access(OK, OK, OK, OK, OK), at("/accounts/login/")),
     "logout": Route(Access(LOGIN, LOGIN, LOGIN, LOGIN, LOGIN), at("/accounts/logout/"), "post"),
     "api-conversations": Route(API, at("/api/conversations/")),
+    "api-conversation": Route(API, own("/api/conversations/{id}/")),
     "api-messages": Route(API, own("/api/conversations/{id}/messages/")),
     # Nothing to retry in a fresh conversation: past the login, the API says so (409).
     "api-retry": Route(
@@ -134,6 +152,12 @@ HOST_ROUTES: dict[str, Route] = {
         "post",
         lambda world: {"turn_id": "6f1d2c1e-0000-4000-8000-000000000000"},
         json=True,
+    ),
+    # The cache ledger: staff holding view_vesselcall (the viewer, the superuser); members and
+    # staff without it are refused, anonymous too (403, as the API refuses everyone unsigned).
+    "api-ledger": Route(
+        Access(FORBIDDEN, FORBIDDEN, FORBIDDEN, OK, OK),
+        lambda world, role: f"/api/ledger/?conversation={world.conversations['member'].id}",
     ),
     "api-schema": Route(API, at("/api/schema/")),
     "api-docs": Route(API, at("/api/docs/")),
@@ -183,10 +207,15 @@ HOST_ROUTES: dict[str, Route] = {
     **admin_model_routes(
         "webui.conversation", FULL_ADMIN, lambda world: world.conversations["member"]
     ),
-    **admin_model_routes("webui.message", FULL_ADMIN, lambda world: world.message),
+    # History is written by turns: messages and vault snapshots are read, never added, changed or
+    # deleted (a conversation is deleted whole).
+    **admin_model_routes("webui.message", READ_ONLY_ADMIN, lambda world: world.message),
+    **admin_model_routes("webui.vaultsnapshot", READ_ONLY_ADMIN, lambda world: world.snapshot),
     **admin_model_routes("webui.scheduledjob", FULL_ADMIN, lambda world: world.job),
     **admin_model_routes("webui.unattendedrun", NO_ADD_ADMIN, lambda world: world.run),
     **admin_model_routes("webui.dailychore", NO_ADD_ADMIN, lambda world: world.chore),
+    # The cache ledger: written by turns, read only for everyone.
+    **admin_model_routes("webui.vesselcall", READ_ONLY_ADMIN, lambda world: world.vessel_call),
     # django-axes' records of failed logins: read and delete by model permission, never added.
     **admin_model_routes("axes.accessattempt", NO_ADD_ADMIN, lambda world: world.login_attempt),
     **admin_model_routes("axes.accesslog", NO_ADD_ADMIN, lambda world: world.login_log),
@@ -202,7 +231,6 @@ HOST_ACTIONS: dict[tuple[str, str], ActionAccess] = {
     # One small real provider call: for those who may change vessels, not for a viewer.
     ("webui.vessel", "run_connection_test"): ActionAccess(REFUSED_ACTION),
     ("webui.conversation", "delete_selected"): DELETE,
-    ("webui.message", "delete_selected"): DELETE,
     ("webui.scheduledjob", "delete_selected"): DELETE,
     ("webui.unattendedrun", "delete_selected"): DELETE,
     ("webui.dailychore", "delete_selected"): DELETE,
@@ -226,6 +254,7 @@ def world(make_user: Any, make_conversation: Any, soul: Soul, offline_vessel: Ve
     conversations = {
         role: make_conversation(viewer=user) for role, user in users.items() if user is not None
     }
+    ledgered = make_conversation(viewer=users["member"])
     return HostWorld(
         users=users,
         soul=soul,
@@ -238,6 +267,7 @@ def world(make_user: Any, make_conversation: Any, soul: Soul, offline_vessel: Ve
             name="Morning", soul=soul, vessel=offline_vessel, schedule="every 1d"
         ),
         run=UnattendedRun.objects.create(kind="wake", soul=soul),
+        snapshot=VaultSnapshot.objects.create(soul=soul, sha256="a" * 64, text="I am Pippa."),
         group=Group.objects.create(name="household"),
         task_result=DBTaskResult.objects.create(
             args_kwargs={"args": [], "kwargs": {}},
@@ -253,6 +283,16 @@ def world(make_user: Any, make_conversation: Any, soul: Soul, offline_vessel: Ve
         ),
         login_log=AccessLog.objects.create(**LOGIN_RECORD),
         login_failure=AccessFailureLog.objects.create(**LOGIN_RECORD),
+        vessel_call=VesselCall.objects.create(
+            conversation=ledgered,
+            user_message=Message.objects.create(conversation=ledgered, role="user", content="hi"),
+            round=0,
+            vessel=offline_vessel,
+            adapter="offline",
+            model="offline-1",
+            input_tokens=1200,
+            prefix_bytes=4800,
+        ),
     )
 
 
@@ -289,9 +329,6 @@ def test_every_host_admin_action_runs_only_for_those_with_its_permission(
             ),
             "webui.conversation": lambda: Conversation.objects.create(
                 soul=world.soul, vessel=world.vessel, viewer=world.users["member"]
-            ),
-            "webui.message": lambda: Message.objects.create(
-                conversation=world.conversation("member"), role="user", content=f"hi {n}"
             ),
             "webui.scheduledjob": lambda: ScheduledJob.objects.create(
                 name=f"target-{n}", soul=world.soul, vessel=world.vessel, schedule="every 1d"

@@ -80,7 +80,7 @@ def test_the_chat_api_survives_generated_requests(
 
     seen: dict[int, int] = {}
     operations = [result.ok() for result in chat_schema.get_all_operations()]
-    assert len(operations) == 6
+    assert len(operations) == 9
 
     for operation in operations:
         strategy = st.one_of(
@@ -97,8 +97,14 @@ def test_the_chat_api_survives_generated_requests(
         )
         def exercise(case: Any) -> None:
             if is_uuid((case.path_parameters or {}).get("conversation_id")):
-                # A random id is only ever a 404: send the case to the member's conversation.
-                case.path_parameters["conversation_id"] = str(conversation.id)
+                # A random id is only ever a 404: send the case to the member's conversation, or
+                # a DELETE to a conversation of its own, so the others still have theirs.
+                target = conversation
+                if case.method.upper() == "DELETE":
+                    target = Conversation.objects.create(
+                        soul=conversation.soul, vessel=conversation.vessel, viewer=user
+                    )
+                case.path_parameters["conversation_id"] = str(target.id)
             response = case.call_and_validate(base_url=live_server.url, session=session)
             seen[response.status_code] = seen.get(response.status_code, 0) + 1
             assert response.status_code < 500, response.text

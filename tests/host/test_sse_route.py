@@ -96,7 +96,12 @@ def test_a_streamed_turn_sends_turn_tools_deltas_then_done_with_the_json_routes_
     assert all(set(delta) == {"text"} for delta in deltas)
     assert "".join(delta["text"] for delta in deltas) == stored.content
     listed = http.get(messages_url(live_server, conversation), timeout=10).json()
-    assert events[-1][1] == {"user": listed[0], "assistant": listed[1]}
+    # The untitled conversation's first message became its title, which the page shows at once.
+    assert events[-1][1] == {
+        "user": listed[0],
+        "assistant": listed[1],
+        "conversation": {"id": str(conversation.pk), "title": "remember I like tea"},
+    }
 
 
 def test_the_done_body_has_the_same_fields_as_the_json_routes_201_body(

@@ -25,7 +25,12 @@ def test_a_turn_saves_the_user_message_and_the_reply(conversation: Conversation)
     assert result.assistant_message == rows[1]
     assert rows[1].vessel == conversation.vessel
     assert rows[1].tool_uses == []
-    assert set(rows[1].usage) == {"input_tokens", "output_tokens", "cached_input_tokens"}
+    assert set(rows[1].usage) == {
+        "input_tokens",
+        "output_tokens",
+        "cached_input_tokens",
+        "cache_write_tokens",
+    }
     assert rows[1].usage["input_tokens"] > 0
 
 

@@ -17,6 +17,7 @@ from django.utils import timezone
 from webui.models import Conversation, ScheduledJob, Soul, UnattendedRun, Vessel
 from webui.schedules import next_run_after, schedule_problem
 from webui.unattended import claim_due_jobs, run_due_jobs, run_wake
+from webui.unattended_display import when_said
 from webui.vessels import registry
 
 from .fakes import FailingAdapter
@@ -169,24 +170,48 @@ def test_soul_stream_wake_names_a_missing_soul(offline_vessel: Vessel) -> None:
         call_command("soul_stream_wake", "--soul", "nobody")
 
 
-def test_the_stream_page_shows_unattended_posts_newest_first(
+def test_the_stream_page_shows_unattended_posts_newest_first_in_the_households_words(
     user: Any, soul: Soul, offline_vessel: Vessel, make_job: Any
 ) -> None:
-    make_job(prompt="first post")
-    run_due_jobs()
+    make_job(name="Morning note", prompt="first post")
+    (job_run,) = run_due_jobs()
     later = run_wake(soul=soul)
-    UnattendedRun.objects.filter(pk=later.pk).update(
-        started_at=timezone.now() + timedelta(minutes=1)
-    )
+    woke_at = timezone.now() + timedelta(minutes=1)
+    UnattendedRun.objects.filter(pk=later.pk).update(started_at=woke_at)
     client = Client()
     client.force_login(user)
 
     page = client.get("/stream/").content.decode()
 
-    assert page.index("Soul Stream wake") < page.index("Scheduled job")
+    wrote_at = timezone.localtime(job_run.started_at).strftime("%H:%M")
+    woke = f"Pippa woke at {timezone.localtime(woke_at):%H:%M} and wrote:"
+    wrote = f"Pippa wrote “Morning note” at {wrote_at}:"
+    assert woke in page
+    assert wrote in page
+    assert page.index(woke) < page.index(wrote)
     assert "I heard: “first post”" in page
-    assert "without memory: no memory extension is installed" in page
+    assert "Pippa had no memories to go on this time." in page
+    # The records behind it are the admin's: no reason codes or kinds of run on the page.
+    assert "no memory extension is installed" not in page
+    assert "Scheduled job" not in page
     assert "Wake now" not in page  # for those who may add unattended runs
+
+
+def test_a_failed_run_says_so_in_plain_words(
+    make_job: Any, user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", FailingAdapter)
+    make_job(name="Morning note")
+    (run,) = run_due_jobs()
+    client = Client()
+    client.force_login(user)
+
+    page = client.get("/stream/").content.decode()
+
+    assert run.outcome == "failed"
+    assert "Pippa was to write “Morning note” at" in page
+    assert "but could not." in page
+    assert f"What went wrong: {run.error}" in page
 
 
 def test_only_an_account_that_may_add_unattended_runs_wakes_a_soul_from_the_page(
@@ -225,3 +250,16 @@ def test_a_job_conversation_is_not_in_any_members_chat_list(user: Any, make_job:
 
     assert Conversation.objects.filter(kind="job").count() == 1
     assert "Morning note" not in client.get("/").content.decode()
+
+
+@pytest.mark.parametrize(
+    ("moment", "said"),
+    [
+        (datetime(2026, 12, 2, 9, 12, tzinfo=UTC), "at 09:12"),
+        (datetime(2026, 12, 1, 23, 5, tzinfo=UTC), "yesterday at 23:05"),
+        (datetime(2026, 11, 28, 7, 0, tzinfo=UTC), "on 28 Nov at 07:00"),
+        (datetime(2025, 12, 2, 7, 0, tzinfo=UTC), "on 2 Dec 2025 at 07:00"),
+    ],
+)
+def test_a_post_says_when_in_words_a_family_uses(moment: datetime, said: str) -> None:
+    assert when_said(moment, now=AT) == said

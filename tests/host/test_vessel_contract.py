@@ -119,7 +119,12 @@ class TestAdapterContract:
 
         reply = result.assistant_message
         assert reply.content in ("Echo: hello", "(offline) I heard: “hello”")
-        assert set(reply.usage) == {"input_tokens", "output_tokens", "cached_input_tokens"}
+        assert set(reply.usage) == {
+            "input_tokens",
+            "output_tokens",
+            "cached_input_tokens",
+            "cache_write_tokens",
+        }
         assert reply.usage["input_tokens"] > 0
         assert len(provider.requests) == 1
 

@@ -102,6 +102,7 @@ class TestHTTPAdapterContract:
             "input_tokens": USAGE["prompt"],
             "output_tokens": USAGE["output"],
             "cached_input_tokens": expected_cached,
+            "cache_write_tokens": USAGE["written"] if kit.adapter == "anthropic" else 0,
         }
 
     @pytest.mark.parametrize(
@@ -304,6 +305,36 @@ def test_anthropic_marks_the_stable_prefix_for_its_cache(
     assert newest[0] == {"type": "text", "text": "hello", "cache_control": {"type": "ephemeral"}}
     assert newest[1] == {"type": "text", "text": "Current time: now."}
     assert request["max_tokens"] == vessel.max_output_tokens
+
+
+def test_anthropic_marks_the_turns_tool_rounds_so_the_next_call_reads_them_from_its_cache(
+    rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from webui.prompt import ToolRound, ToolUse
+
+    from .vessel_kits import AnthropicKit
+
+    kit = AnthropicKit()
+    monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")
+    vessel = Vessel.objects.create(
+        slug="a", name="Claude", adapter="anthropic", model="m", api_key_env="TEST_PROVIDER_KEY"
+    )
+    kit.queue(rsps, 200, kit.text_body("hi"))
+    use = ToolUse(id="toolu_1", name="memory", input={"verb": "recall"}, output={"items": []})
+    prompt = PROMPT.with_round(ToolRound(text="", tool_uses=(use,)))
+
+    adapter_for(vessel).complete(prompt=prompt, tools=[TOOL])
+
+    request = json.loads(rsps.calls[0].request.body)
+    marked = [
+        (index, part["type"])
+        for index, message in enumerate(request["messages"])
+        for part in message["content"]
+        if "cache_control" in part
+    ]
+    # The newest user text and the round's last tool result: three breakpoints with the system's.
+    assert marked == [(0, "text"), (2, "tool_result")]
+    assert request["system"][-1]["cache_control"] == {"type": "ephemeral"}
 
 
 @pytest.mark.parametrize("adapter", ["openai", "openai_responses", "openai_compatible"])

@@ -168,6 +168,7 @@ class TestEveryProviderStreamsInItsOwnFormat:
             "input_tokens": USAGE["prompt"],
             "output_tokens": USAGE["output"],
             "cached_input_tokens": 0 if kit.adapter == "ollama" else USAGE["cached"],
+            "cache_write_tokens": USAGE["written"] if kit.adapter == "anthropic" else 0,
         }
 
     @pytest.mark.parametrize("answer", ["text", "one call", "two calls with text"])

@@ -15,7 +15,8 @@ import responses
 
 VERB = re.compile(r"\A\s*(remember|recall|ask)\s+(\S.*)\Z", re.IGNORECASE | re.DOTALL)
 SLOT_PREFIX = "Current time:"
-USAGE = {"prompt": 1200, "cached": 1024, "output": 17}
+#: Anthropic alone reports a cache write ("written"); the others report none.
+USAGE = {"prompt": 1200, "cached": 1024, "written": 100, "output": 17}
 
 
 def brain(user_text: str | None, results: list[Any], counter: list[int]) -> dict[str, Any]:
@@ -238,8 +239,8 @@ class AnthropicKit(Kit):
 
     def _usage(self) -> dict[str, int]:
         return {
-            "input_tokens": USAGE["prompt"] - USAGE["cached"] - 100,
-            "cache_creation_input_tokens": 100,
+            "input_tokens": USAGE["prompt"] - USAGE["cached"] - USAGE["written"],
+            "cache_creation_input_tokens": USAGE["written"],
             "cache_read_input_tokens": USAGE["cached"],
             "output_tokens": USAGE["output"],
         }

@@ -102,7 +102,12 @@ def test_each_role_answers_on_the_offline_vessel(offline: Vessel, role: str) -> 
     body = response.json()
     assert body["role"] == role
     assert (body["vessel"], body["model"], body["repaired"]) == ("offline", "offline-1", False)
-    assert set(body["usage"]) == {"input_tokens", "output_tokens", "cached_input_tokens"}
+    assert set(body["usage"]) == {
+        "input_tokens",
+        "output_tokens",
+        "cached_input_tokens",
+        "cache_write_tokens",
+    }
     assert body["request_id"] == response["X-Request-Id"]
     # Written out by hand, not taken from the role: what the offline vessel gives for each input.
     output = body["output"]

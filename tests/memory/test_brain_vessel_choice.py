@@ -23,7 +23,12 @@ from webui.vessels.registry import ADAPTER_CLASSES, build_adapter
 pytestmark = pytest.mark.django_db
 
 # What one Anthropic answer from the kit costs, in the host's usage shape.
-KIT_USAGE = {"input_tokens": 1200, "output_tokens": 17, "cached_input_tokens": 1024}
+KIT_USAGE = {
+    "input_tokens": 1200,
+    "output_tokens": 17,
+    "cached_input_tokens": 1024,
+    "cache_write_tokens": 100,
+}
 PROSE = "I would pick tea, because everyone likes it."
 
 

@@ -1,6 +1,8 @@
 """Pin history for admins: every pin and absent pin listed with filters, each conversation's block
 readable, and a deliberate re-pin that asks for a reason, records who, and warns of the cost."""
 
+import html
+import re
 from typing import Any
 
 import pytest
@@ -130,3 +132,44 @@ def test_pin_records_cannot_be_added_or_edited(staff_client: Client, pinned: Con
     assert response.status_code == 403
     record.refresh_from_db()
     assert record.reason == ""
+
+
+def test_a_pin_cannot_be_changed_in_the_admin_only_re_pinned(
+    staff_client: Client, pinned: Conversation
+) -> None:
+    head, at = pinned.pinned_head, pinned.pinned_at
+
+    page = staff_client.get(f"/admin/pippa_memory/conversationpin/{pinned.pk}/change/")
+    forged = staff_client.post(
+        f"/admin/pippa_memory/conversationpin/{pinned.pk}/change/",
+        {"pinned_head": "r-forged", "viewer": "", "kind": "wake"},
+    )
+
+    assert 'name="pinned_head"' not in page.content.decode()
+    assert forged.status_code == 403
+    assert staff_client.get("/admin/pippa_memory/conversationpin/add/").status_code == 403
+    pinned.refresh_from_db()
+    assert (pinned.pinned_head, pinned.pinned_at, pinned.kind) == (head, at, "chat")
+
+
+def test_the_repin_confirmation_shows_where_it_is_in_the_admin(
+    staff_client: Client, pinned: Conversation
+) -> None:
+    asked = staff_client.post(
+        "/admin/pippa_memory/conversationpin/",
+        {"action": "repin_at_next_turn", "_selected_action": [pinned.pk]},
+    )
+
+    page = asked.content.decode()
+    crumbs = page[page.index('<div class="breadcrumbs">') :]
+    crumbs = crumbs[: crumbs.index("</div>")]
+    words = html.unescape(re.sub(r"<[^>]+>", "", crumbs))
+    assert [part.strip() for part in words.split("›")] == [
+        "Home",
+        "Pippa memory",
+        "Conversation pins",
+        "Re-pin at next turn",
+    ]
+    assert 'href="/admin/pippa_memory/"' in crumbs
+    assert 'href="/admin/pippa_memory/conversationpin/"' in crumbs
+    assert page.count("<h1>Re-pin at next turn</h1>") == 1

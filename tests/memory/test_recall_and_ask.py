@@ -51,8 +51,11 @@ def test_a_fallback_recall_says_so_in_words(
     assert output["fallback"]["from"] == "memories matching 'submarine'"
     assert output["fallback"]["to"] == "the 1 most recent memories"
     assert "not matches but a fallback from memories matching 'submarine'" in output["note"]
-    # The model reads the same words: they are in the tool result it is sent.
-    assert "fallback" in result.assistant_message.content
+    # The offline vessel reads the result and says so in a sentence.
+    assert result.assistant_message.content == (
+        "Nothing matched “submarine”, so here are the most recent memories instead:\n"
+        "- The spare key is under the blue pot. (for the household)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -70,7 +73,7 @@ def test_recall_with_the_engine_down_is_unavailable_and_the_turn_goes_on(
     assert result.assistant_message.content
 
 
-def test_an_answer_rides_exactly_one_turn_and_is_never_stored(
+def test_an_answer_rides_exactly_one_turn_and_is_never_written_into_the_conversation(
     memory_on: ReferenceEngine, conversation: Conversation, sent_requests: list[Any]
 ) -> None:
     memory_on.state.remember("pippa", "Grandma's recipe uses cardamom-7734.")
@@ -80,7 +83,7 @@ def test_an_answer_rides_exactly_one_turn_and_is_never_stored(
     assert "later turn" in asked["message"]
     assert PendingAsk.objects.get().ask_id == asked["ask_id"]
 
-    run_turn(conversation=conversation, text="thanks")
+    thanks = run_turn(conversation=conversation, text="thanks").assistant_message
     run_turn(conversation=conversation, text="and now?")
 
     slots = [r["messages"][-1]["content"][1]["text"] for r in sent_requests[-2:]]
@@ -90,14 +93,23 @@ def test_an_answer_rides_exactly_one_turn_and_is_never_stored(
     acks = [r for r in memory_on.received if r["path"].endswith("/answers/ack")]
     assert len(acks) == 1
     assert PendingAsk.objects.get().answered_at is not None
+    # The slot is never stored: the answer is in the conversation only as the vessel's own words
+    # in the reply it rode (the offline vessel says it), and on the plug-in's own row.
+    assert thanks.content == (
+        "(offline) I heard: “thanks”\n"
+        "About your earlier question “what spice is in the recipe”: "
+        "Grandma's recipe uses cardamom-7734."
+    )
     stored = canonical_json(
         [
-            list(Message.objects.values("content", "tool_uses", "rounds")),
-            list(OutboxEvent.objects.values_list("payload", flat=True)),
+            list(Message.objects.exclude(pk=thanks.pk).values("content", "tool_uses", "rounds")),
+            list(Message.objects.values("tool_uses", "rounds")),
+            list(OutboxEvent.objects.exclude(message_id=thanks.pk).values_list("payload")),
             list(PendingAsk.objects.values_list("ask_id", "question")),
         ]
     )
     assert "cardamom-7734" not in stored
+    assert "Your memory answered" not in canonical_json(list(Message.objects.values("content")))
 
 
 def test_an_answer_whose_acknowledgement_failed_rides_the_next_turn_instead(

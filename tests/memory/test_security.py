@@ -47,6 +47,8 @@ def all_routes() -> list[str]:
 
 OPEN = {"/accounts/login/"}
 SIGNED = {"/api/memory/brain/"}
+ICON = {"/favicon.ico"}
+"""Asked for by browsers before any login: sent to the site's icon, a static file."""
 
 
 @pytest.mark.parametrize("path", all_routes())
@@ -61,6 +63,10 @@ def test_every_page_and_api_needs_a_login_except_the_brain_door(
         return
     if path in SIGNED:
         assert post.status_code in (401, 415, 503)
+        return
+    if path in ICON:
+        assert (get.status_code, get["Location"]) == (302, "/static/webui/favicon.svg")
+        assert post.status_code == 405
         return
     for response in (get, post):
         assert response.status_code in (302, 401, 403, 405), (path, response.status_code)

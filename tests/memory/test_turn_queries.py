@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 #: Queries of a later chat turn on the offline vessel with memory off (the host's own), on both
 #: backends. A change here is a regression to explain, or a saving to write down.
-HOST_QUERIES = 20
+HOST_QUERIES = 26
 
 
 def queries_of_turn(conversation: Conversation, text: str) -> list[str]:

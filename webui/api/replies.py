@@ -5,16 +5,23 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from webui.api.errors import error_response
-from webui.api.serializers import MessageSerializer
+from webui.api.serializers import MessageSerializer, serialized_messages
 from webui.turn_events import TurnError, TurnResult
 
 
 def turn_response(result: TurnResult) -> Response:
-    """The 201 body: the saved user message and the reply."""
+    """The 201 body: the saved user message and the reply, each with its notes (what rode the
+    turn, shown under the reply), and the conversation's id and title (a first turn gives an
+    untitled conversation one, which the page then shows at once)."""
+    conversation = result.assistant_message.conversation
+    user, assistant = serialized_messages(
+        conversation, [result.user_message, result.assistant_message]
+    )
     return Response(
         {
-            "user": MessageSerializer(result.user_message).data,
-            "assistant": MessageSerializer(result.assistant_message).data,
+            "user": user,
+            "assistant": assistant,
+            "conversation": {"id": str(conversation.pk), "title": conversation.title},
         },
         status=status.HTTP_201_CREATED,
     )

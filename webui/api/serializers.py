@@ -1,11 +1,16 @@
-"""Serializers for conversations and messages."""
+"""Serializers for conversations and messages, and a helper giving messages their notes."""
 
 import re
+from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from webui.conf import webui_settings
+from webui.conversations import title_problem
+from webui.extensions import message_notes
 from webui.models import Conversation, Message, Soul, Vessel
+from webui.reply_markdown import render_reply_html
 
 SLUG = re.compile(r"^[-a-zA-Z0-9_]+\Z")
 
@@ -55,10 +60,22 @@ class ConversationSerializer(serializers.ModelSerializer):
         return vessel
 
 
+class MessageNoteSerializer(serializers.Serializer):
+    """A note shown under a message (:class:`webui.extensions.MessageNote`): never part of it."""
+
+    kind = serializers.CharField()
+    text = serializers.CharField()
+
+
 class MessageSerializer(serializers.ModelSerializer):
-    """A stored message, as the chat page shows it."""
+    """A stored message, as the chat page shows it: a reply also as sanitised HTML (``html``,
+    :mod:`webui.reply_markdown`; a member's own message has ``html`` null and shows as written),
+    with the notes the installed extensions put under it (give them as
+    ``context={"notes": message_notes(...)}``; none without)."""
 
     vessel = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    html = serializers.SerializerMethodField()
+    notes = serializers.SerializerMethodField()
 
     class Meta:
         model = Message
@@ -66,14 +83,28 @@ class MessageSerializer(serializers.ModelSerializer):
             "id",
             "role",
             "content",
+            "html",
             "tool_uses",
             "usage",
             "vessel",
             "answers",
             "stopped",
             "created_at",
+            "notes",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(
+        {"type": "string", "nullable": True, "description": "A reply's Markdown as sanitised HTML."}
+    )
+    def get_html(self, message: Message) -> str | None:
+        if message.role != Message.Role.ASSISTANT:
+            return None
+        return render_reply_html(message.content)
+
+    @extend_schema_field(MessageNoteSerializer(many=True))
+    def get_notes(self, message: Message) -> list[dict[str, str]]:
+        return self.context.get("notes", {}).get(str(message.pk), [])
 
 
 class StrictCharField(serializers.CharField):
@@ -101,6 +132,30 @@ class SendMessageSerializer(serializers.Serializer):
         return text
 
 
+class RenameSerializer(serializers.Serializer):
+    """A new title for a conversation, and nothing else: other fields are refused by name."""
+
+    title = StrictCharField(trim_whitespace=True, allow_blank=True)
+
+    def validate_title(self, title: str) -> str:
+        problem = title_problem(title)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return title
+
+    def validate(self, attrs: dict) -> dict:
+        others = (
+            sorted(set(self.initial_data) - {"title"})
+            if isinstance(self.initial_data, dict)
+            else []
+        )
+        if others:
+            raise serializers.ValidationError(
+                {name: ["Only the title can be changed."] for name in others}
+            )
+        return attrs
+
+
 class StrictUUIDField(serializers.UUIDField):
     """An id written as text; DRF's own field would take the number 7 for a UUID."""
 
@@ -120,3 +175,10 @@ class StopSerializer(serializers.Serializer):
     """The running turn to stop, by the id its ``TurnStarted`` (or a 409) named."""
 
     turn_id = StrictUUIDField()
+
+
+def serialized_messages(conversation: Conversation, messages: list[Message]) -> list[Any]:
+    """``messages`` of ``conversation`` as the API gives them, each with its notes. For the
+    conversation's own member only: callers reach it through ``conversations_for``."""
+    notes = message_notes(conversation, messages)
+    return MessageSerializer(messages, many=True, context={"notes": notes}).data

@@ -1,9 +1,14 @@
 from django.urls import path
 
-from webui.api import views
+from webui.api import ledger, views
 
 urlpatterns = [
     path("conversations/", views.ConversationListView.as_view(), name="api-conversations"),
+    path(
+        "conversations/<uuid:conversation_id>/",
+        views.ConversationDetailView.as_view(),
+        name="api-conversation",
+    ),
     path(
         "conversations/<uuid:conversation_id>/messages/",
         views.MessageListView.as_view(),
@@ -19,4 +24,5 @@ urlpatterns = [
         views.StopView.as_view(),
         name="api-stop",
     ),
+    path("ledger/", ledger.LedgerView.as_view(), name="api-ledger"),
 ]

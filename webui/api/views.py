@@ -1,7 +1,12 @@
 """API views: thin, each one call into the turn service or a query."""
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -12,9 +17,11 @@ from webui.api.replies import turn_error_response, turn_response
 from webui.api.serializers import (
     ConversationSerializer,
     MessageSerializer,
+    RenameSerializer,
     RetrySerializer,
     SendMessageSerializer,
     StopSerializer,
+    serialized_messages,
 )
 from webui.api.streams import (
     EventStreamNegotiation,
@@ -22,13 +29,22 @@ from webui.api.streams import (
     retry_event_stream,
     wants_event_stream,
 )
+from webui.conversations import ConversationError, delete_conversation, rename_conversation
 from webui.models import Conversation, Message
-from webui.selectors import conversations_for
+from webui.selectors import SEARCH_MAX_CHARS, conversations_for, listed_conversations_for
 from webui.turn_lock import request_stop
 from webui.turns import TurnError, retry_turn, run_turn
 
 TURN_REPLY = inline_serializer(
-    "TurnReply", fields={"user": MessageSerializer(), "assistant": MessageSerializer()}
+    "TurnReply",
+    fields={
+        "user": MessageSerializer(),
+        "assistant": MessageSerializer(),
+        "conversation": inline_serializer(
+            "TurnConversation",
+            fields={"id": serializers.UUIDField(), "title": serializers.CharField()},
+        ),
+    },
 )
 ERROR = inline_serializer(
     "Error",
@@ -47,7 +63,8 @@ ERROR_WORDS = {
     400: "Not JSON, nested too deep, or a field is wrong: details name each field.",
     403: "Not logged in, or the CSRF token is missing.",
     404: "No such conversation for this member.",
-    409: "A turn is running (turn_in_progress, its id in details.turn_id; nothing was saved), "
+    409: "A turn is running (turn_in_progress, its id in details.turn_id; nothing was saved or "
+    "deleted), "
     "nothing to retry or the message is answered (nothing_to_retry, already_answered), or no "
     "turn to stop (no_turn_running).",
     413: "The body is over DATA_UPLOAD_MAX_MEMORY_SIZE.",
@@ -63,13 +80,31 @@ def errors(*statuses: int) -> dict[int, OpenApiResponse]:
 
 
 class ConversationListView(APIView):
-    """``GET``: the viewer's conversations. ``POST``: start one with a soul and a vessel."""
+    """``GET``: the viewer's conversations, most recently active first, temporary chats left out;
+    ``?q=`` keeps those whose title or messages hold it. ``POST``: start one with a soul and a
+    vessel."""
 
     serializer_class = ConversationSerializer
 
-    @extend_schema(responses={200: ConversationSerializer(many=True), **errors(403)})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "q",
+                str,
+                description="Text in the title or any message, ignoring case "
+                f"(at most {SEARCH_MAX_CHARS} characters).",
+            )
+        ],
+        responses={200: ConversationSerializer(many=True), **errors(400, 403)},
+    )
     def get(self, request: Request) -> Response:
-        conversations = conversations_for(request.user).select_related("soul", "vessel")
+        query = request.query_params.get("q", "")
+        if len(query) > SEARCH_MAX_CHARS:
+            words = f"A search may be at most {SEARCH_MAX_CHARS} characters; this has {len(query)}."
+            raise serializers.ValidationError({"q": [words]})
+        conversations = listed_conversations_for(request.user, query=query).select_related(
+            "soul", "vessel"
+        )
         return Response(ConversationSerializer(conversations, many=True).data)
 
     @extend_schema(responses={201: ConversationSerializer, **errors(400, 403, 413, 415)})
@@ -78,6 +113,47 @@ class ConversationListView(APIView):
         serializer.is_valid(raise_exception=True)
         conversation = serializer.save(viewer=request.user, kind=Conversation.Kind.CHAT)
         return Response(ConversationSerializer(conversation).data, status=status.HTTP_201_CREATED)
+
+
+class ConversationDetailView(APIView):
+    """``GET``: one of the viewer's conversations. ``PATCH``: rename it (``{"title"}`` only).
+    ``DELETE``: delete it with its messages; the memory engine keeps what it learned from it."""
+
+    serializer_class = ConversationSerializer
+
+    def own(self, request: Request, conversation_id: str) -> Conversation:
+        return get_object_or_404(
+            conversations_for(request.user).select_related("soul", "vessel"), pk=conversation_id
+        )
+
+    @extend_schema(responses={200: ConversationSerializer, **errors(403, 404)})
+    def get(self, request: Request, conversation_id: str) -> Response:
+        return Response(ConversationSerializer(self.own(request, conversation_id)).data)
+
+    @extend_schema(
+        request=RenameSerializer,
+        responses={200: ConversationSerializer, **errors(400, 403, 404, 413, 415)},
+    )
+    def patch(self, request: Request, conversation_id: str) -> Response:
+        conversation = self.own(request, conversation_id)
+        serializer = RenameSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        rename_conversation(conversation=conversation, title=serializer.validated_data["title"])
+        return Response(ConversationSerializer(conversation).data)
+
+    @extend_schema(responses={204: None, **errors(403, 404, 409)})
+    def delete(self, request: Request, conversation_id: str) -> Response:
+        conversation = self.own(request, conversation_id)
+        try:
+            delete_conversation(conversation=conversation)
+        except ConversationError as error:
+            return error_response(
+                code=error.code,
+                message=str(error),
+                status_code=status.HTTP_409_CONFLICT,
+                details=error.details,
+            )
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class MessageListView(APIView):
@@ -90,8 +166,8 @@ class MessageListView(APIView):
     @extend_schema(responses={200: MessageSerializer(many=True), **errors(403, 404)})
     def get(self, request: Request, conversation_id: str) -> Response:
         conversation = get_object_or_404(conversations_for(request.user), pk=conversation_id)
-        messages = conversation.messages.select_related("vessel").order_by("sequence")
-        return Response(MessageSerializer(messages, many=True).data)
+        messages = list(conversation.messages.select_related("vessel").order_by("sequence"))
+        return Response(serialized_messages(conversation, messages))
 
     @extend_schema(
         request=SendMessageSerializer,

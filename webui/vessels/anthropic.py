@@ -1,9 +1,11 @@
 """Anthropic Messages API (``POST /v1/messages``).
 
 Tools come back as ``tool_use`` content blocks and go back as ``tool_result`` blocks in the next user
-message. Two ``cache_control`` breakpoints mark the stable prefix: the end of the system text (tools
-sit before it in Anthropic's prefix order) and the newest user message's own text, so the next turn
-reads everything up to there from the cache.
+message. ``cache_control`` breakpoints mark the stable prefix: the end of the system text (tools
+sit before it in Anthropic's prefix order), the newest user message's own text, and, once the turn
+has taken tool rounds, its last tool result, so the next round and the next turn read everything
+up to there from the cache (Anthropic caches only up to a breakpoint; without the third, a turn
+after a tool round would pay for that round again). Three of the four breakpoints allowed.
 """
 
 from collections.abc import Sequence
@@ -95,6 +97,7 @@ class AnthropicAdapter(RequestsAdapter):
     provider_name = "Anthropic"
     default_base_url = "https://api.anthropic.com"
     stream_parser_class = AnthropicStream
+    cache_marker_keys = frozenset({"cache_control"})
 
     def endpoint(self, request: dict[str, Any]) -> str:
         return f"{self.base_url}/v1/messages"
@@ -109,6 +112,10 @@ class AnthropicAdapter(RequestsAdapter):
             "system": [{**text_part(prompt.system_text), "cache_control": CACHE}],
             "messages": self.render_conversation(prompt),
         }
+        if prompt.current_rounds:
+            last = request["messages"][-1]  # the user message with the round's tool results
+            *before, final = last["content"]
+            last["content"] = [*before, {**final, "cache_control": CACHE}]
         if tools:
             request["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": t.input_schema}
@@ -168,11 +175,8 @@ class AnthropicAdapter(RequestsAdapter):
                 )
         usage = response.get("usage") or {}
         cached = usage.get("cache_read_input_tokens") or 0
-        prompt_size = (
-            (usage.get("input_tokens") or 0)
-            + (usage.get("cache_creation_input_tokens") or 0)
-            + cached
-        )
+        written = usage.get("cache_creation_input_tokens") or 0
+        prompt_size = (usage.get("input_tokens") or 0) + written + cached
         return VesselReply(
             text="".join(texts),
             tool_calls=tuple(calls),
@@ -180,6 +184,7 @@ class AnthropicAdapter(RequestsAdapter):
                 input_tokens=prompt_size,
                 output_tokens=usage.get("output_tokens") or 0,
                 cached_input_tokens=cached,
+                cache_write_tokens=written,
             ),
         )
 

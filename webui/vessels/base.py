@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from webui.lone_surrogates import lone_surrogate_path
 from webui.prompt import (
+    HistoryMessage,
     Prompt,
     ToolCall,
     ToolDefinition,
@@ -37,17 +38,24 @@ Message = dict[str, Any]
 
 
 def normalised_usage(
-    *, input_tokens: int = 0, output_tokens: int = 0, cached_input_tokens: int = 0
+    *,
+    input_tokens: int = 0,
+    output_tokens: int = 0,
+    cached_input_tokens: int = 0,
+    cache_write_tokens: int = 0,
 ) -> dict[str, int]:
     """Usage in the one shape the host stores, whatever the provider called its fields.
 
-    ``input_tokens`` is the whole prompt, cached part included; ``cached_input_tokens`` is the part
-    the provider read from its prompt cache.
+    ``input_tokens`` is the whole prompt, cached part included (Anthropic reports the uncached
+    remainder, so its adapter adds the cache reads and writes back in); ``cached_input_tokens`` is
+    the part the provider read from its prompt cache, ``cache_write_tokens`` the part this call
+    wrote to it (only Anthropic reports one; 0 elsewhere).
     """
     return {
         "input_tokens": int(input_tokens or 0),
         "output_tokens": int(output_tokens or 0),
         "cached_input_tokens": int(cached_input_tokens or 0),
+        "cache_write_tokens": int(cache_write_tokens or 0),
     }
 
 
@@ -115,6 +123,15 @@ class VesselAdapter(ABC):
     #: How this adapter reads its provider's streamed answer; ``None``: it does not stream, and
     #: :meth:`stream` gives the whole reply as one piece once it has it.
     stream_parser_class: ClassVar[type[StreamParser] | None] = None
+    #: Where :meth:`build_request` puts the parts of the prompt, for the cache ledger
+    #: (:func:`webui.ledger.stable_prefix`): the tool definitions, the system text (``None``: it
+    #: is the first of the messages, as :meth:`render_system` gives it) and the messages.
+    tools_key: ClassVar[str] = "tools"
+    system_key: ClassVar[str | None] = "system"
+    messages_key: ClassVar[str] = "messages"
+    #: Keys of the provider's cache markers (Anthropic's ``cache_control``): where the cache
+    #: breaks, not what it holds, so the ledger's hashes leave them out.
+    cache_marker_keys: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, vessel: "Vessel") -> None:
         self.vessel = vessel
@@ -241,16 +258,30 @@ class VesselAdapter(ABC):
         plain string) after the newest text, so it drops out next turn without moving a byte of
         what came before it. Each hook returns zero or more messages.
         """
-        messages = self.render_system(prompt.system_text)
-        for message in prompt.history:
+        return [
+            *self.render_system(prompt.system_text),
+            *self.render_history(prompt.history),
+            *self.render_turn(prompt),
+        ]
+
+    def render_history(self, history: Sequence[HistoryMessage]) -> list[Message]:
+        """The persisted turns: each user message, each assistant turn as its tool rounds then
+        its final text."""
+        messages: list[Message] = []
+        for message in history:
             if message.role == "user":
                 messages += self.render_user(message.text)
                 continue
             for tool_round in message.rounds:
                 messages += self.render_tool_round(tool_round)
             messages += self.render_assistant_text(message.text)
+        return messages
+
+    def render_turn(self, prompt: Prompt) -> list[Message]:
+        """The turn in progress: the newest user message with the per-turn slot, then the tool
+        rounds this turn has taken so far."""
         slot = (slot_text(prompt),) if prompt.turn_slot else ()
-        messages += self.render_newest_user(prompt.user_text, slot=slot)
+        messages = self.render_newest_user(prompt.user_text, slot=slot)
         for tool_round in prompt.current_rounds:
             messages += self.render_tool_round(tool_round)
         return messages

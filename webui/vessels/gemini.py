@@ -71,6 +71,8 @@ class GeminiAdapter(RequestsAdapter):
     provider_name = "Gemini"
     default_base_url = "https://generativelanguage.googleapis.com"
     stream_parser_class = GeminiStream
+    system_key = "systemInstruction"
+    messages_key = "contents"
 
     def endpoint(self, request: dict[str, Any]) -> str:
         return f"{self.base_url}/v1beta/models/{self.vessel.model}:generateContent"

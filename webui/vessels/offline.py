@@ -2,10 +2,12 @@
 
 It exists so the whole turn, tool loop included, can run and be tested with nothing outside the
 machine. A message starting ``remember``, ``recall`` or ``ask`` makes it call the ``memory`` tool with
-that verb and the rest of the text, then answer from the tool's result; ``remember for everyone
-…`` remembers the rest with scope ``household``, when the conversation's memory tool takes a
-scope (one offered before scopes existed does not, and gets the whole text, as before). Anything
-else gets a short reply that depends only on the message.
+that verb and the rest of the text, then answer from the tool's result in plain sentences
+(:mod:`webui.vessels.offline_sentences`); ``remember for everyone …`` remembers the rest with scope
+``household``, when the conversation's memory tool takes a scope (one offered before scopes
+existed does not, and gets the whole text, as before). Anything else gets a short reply that
+depends only on the message. A background answer riding the turn's per-turn slot is said after
+the reply: "About your earlier question “…”: …".
 """
 
 import re
@@ -24,11 +26,11 @@ from webui.vessels.base import (
     text_part,
     text_parts_message,
 )
+from webui.vessels.offline_sentences import MEMORY_TOOL, reply_from_results, slot_answer_sentences
 from webui.vessels.streaming import Framing, PartialEvent, StreamParser
 
 VERB_MESSAGE = re.compile(r"\A\s*(remember|recall|ask)\s+(\S.*)\Z", re.IGNORECASE | re.DOTALL)
 FOR_EVERYONE = re.compile(r"\Afor\s+everyone\b[\s,:]*(\S.*)\Z", re.IGNORECASE | re.DOTALL)
-MEMORY_TOOL = "memory"
 #: A word with the spaces around it: the pieces the offline vessel streams its text in.
 WORD_PIECE = re.compile(r"\s*\S+\s*|\s+")
 
@@ -160,10 +162,12 @@ class OfflineAdapter(VesselAdapter):
         if "response_format" in request:
             text = canonical_json(example_for(request["response_format"]["schema"]))
         elif last["role"] == "tool":
-            text = self._answer_from_results(request)
+            text = with_slot_answers(self._answer_from_results(request), request["messages"])
         else:
             user_text = last["content"][0]["text"]
             text, calls = self._answer_user(user_text, tools)
+            if not calls:
+                text = with_slot_answers(text, request["messages"])
         prompt_chars = len(canonical_json(request))
         return {
             "text": text,
@@ -220,9 +224,13 @@ class OfflineAdapter(VesselAdapter):
         calls = {
             part["id"]: part for part in messages[-2]["content"] if part.get("type") == "tool_call"
         }
-        lines = []
-        for result in messages[-1]["content"]:
-            call = calls.get(result["tool_call_id"], {})
-            verb = call.get("input", {}).get("verb", "")
-            lines.append(f"(offline) {call.get('name', 'tool')} {verb}: {result['output']}")
-        return "\n".join(lines)
+        return reply_from_results(calls, messages[-1]["content"])
+
+
+def with_slot_answers(text: str, messages: list[Message]) -> str:
+    """``text``, then a sentence for each background answer in the newest user message's
+    per-turn slot (its parts after the first), so the answer to an earlier ``ask`` is said once,
+    in the turn it rides."""
+    newest = next(m for m in reversed(messages) if m["role"] == "user")
+    said = slot_answer_sentences(part["text"] for part in newest["content"][1:])
+    return "\n".join(part for part in (text, *said) if part)

@@ -134,6 +134,8 @@ class ChatRolesAdapter(RequestsAdapter):
     """What OpenAI Chat and Ollama's ``/api/chat`` share: the system text as the first message,
     assistant texts as plain strings, and the key (when there is one) as a bearer token."""
 
+    system_key = None  # the system text is the first message
+
     def headers(self) -> dict[str, str]:
         return bearer_headers(self.vessel.api_key)
 

@@ -93,6 +93,8 @@ class OpenAIResponsesAdapter(OpenAIAdapter):
     label = "OpenAI Responses"
     provider_name = "OpenAI"
     stream_parser_class = ResponsesStream
+    system_key = "instructions"
+    messages_key = "input"
 
     def endpoint(self, request: dict[str, Any]) -> str:
         return f"{self.base_url}/responses"

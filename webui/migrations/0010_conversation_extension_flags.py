@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("webui", "0008_turn_lock_answers_and_saved_rounds"),
+        ("webui", "0009_vessel_call_ledger_and_pinned_disclosure"),
     ]
 
     operations = [

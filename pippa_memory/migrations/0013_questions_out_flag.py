@@ -28,8 +28,8 @@ def lower_all(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("pippa_memory", "0011_item_tombstones"),
-        ("webui", "0009_conversation_extension_flags"),
+        ("pippa_memory", "0012_pending_ask_answer_rode_with"),
+        ("webui", "0010_conversation_extension_flags"),
     ]
 
     operations = [migrations.RunPython(raise_for_waiting_asks, lower_all)]

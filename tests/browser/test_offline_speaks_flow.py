@@ -1,0 +1,113 @@
+"""A newcomer on the offline vessel, on a phone's width and a desktop's: ``remember``, ``recall``
+and ``ask`` read back as plain sentences (a fallback recall too), the background answer arrives
+under a later reply and stays there after a reload, and a recall of something still on its way to
+memory says so, under the reply as well."""
+
+import os
+from typing import Any
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from tests.memory.test_memory_privacy import deliver_all
+from webui.models import Message
+
+from .test_chat_flow import SCREENSHOTS, log_in
+from .test_memory_tool_flow import send, start_conversation
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+WIDTHS = [390, 1280]
+
+
+def said(page: Page, text: str) -> Locator:
+    """Send ``text`` and give back the reply it got."""
+    send(page, text)
+    return page.locator(".message.assistant").last
+
+
+def fits_the_window(page: Page, element: Locator) -> None:
+    box = element.bounding_box()
+    assert box is not None
+    assert box["x"] >= 0
+    assert box["x"] + box["width"] <= page.viewport_size["width"]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_remember_recall_and_ask_read_as_sentences_and_the_answer_arrives_under_a_later_reply(
+    live_server: Any,
+    page: Page,
+    user: Any,
+    soul: Any,
+    offline_vessel: Any,
+    memory_on: Any,
+    width: int,
+) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    log_in(page, live_server.url, "alice")
+    start_conversation(page, live_server.url)
+
+    remembered = said(page, "remember I like tea")
+    expect(remembered.locator(".content")).to_have_text("I'll remember that for you: “I like tea”.")
+    deliver_all()  # the outbox worker's part: the turn event reaches the engine
+
+    # The offline vessel writes its memories as a Markdown list, and the reply shows them as one.
+    recalled = said(page, "recall tea")
+    expect(recalled.locator(".content p")).to_have_text("Here is what I remember about “tea”:")
+    expect(recalled.locator(".content li")).to_have_text(["I like tea (you told me; just for you)"])
+    fallback = said(page, "recall submarine")
+    expect(fallback.locator(".content p")).to_have_text(
+        "Nothing matched “submarine”, so here are the most recent memories instead:"
+    )
+    expect(fallback.locator(".content li")).to_have_text(["I like tea (you told me; just for you)"])
+
+    asked = said(page, "ask what do I like")
+    expect(asked.locator(".content")).to_have_text(
+        "I've asked my memory; the answer will come later."
+    )
+    expect(asked.locator(".message-note")).to_have_count(0)
+
+    rode = said(page, "hello")
+    note = "Background answer to “what do I like”: I like tea"
+    expect(rode.locator(".message-note")).to_have_text([note])
+    expect(rode.locator(".content")).to_contain_text(
+        "About your earlier question “what do I like”: I like tea"
+    )
+    fits_the_window(page, rode.locator(".message-notes"))
+    if SCREENSHOTS:
+        page.screenshot(path=os.path.join(SCREENSHOTS, f"speaks-{width}.png"), full_page=True)
+
+    # The note is read from the plug-in's rows, not the conversation: a reload shows it again,
+    # under that reply only, and no message holds it.
+    page.reload()
+    expect(page.locator(".message.assistant")).to_have_count(5)
+    expect(page.locator(".message-note")).to_have_text([note])
+    expect(page.locator(".message.assistant").nth(4).locator(".message-note")).to_have_text([note])
+    assert not Message.objects.filter(content__contains="Background answer").exists()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_recall_of_what_is_still_on_its_way_to_memory_says_so(
+    live_server: Any,
+    page: Page,
+    user: Any,
+    soul: Any,
+    offline_vessel: Any,
+    memory_on: Any,
+    width: int,
+) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    log_in(page, live_server.url, "alice")
+    start_conversation(page, live_server.url)
+
+    said(page, "remember I like green tea")  # its turn event is not delivered yet
+    recalled = said(page, "recall tea")
+
+    expect(recalled.locator(".content")).to_have_text(
+        "I noted “I like green tea” a moment ago; it is on its way to memory.\n"
+        "Nothing else about “tea” is in memory yet."
+    )
+    expect(recalled.locator(".message-note")).to_have_text(
+        ["On its way to memory when this was recalled: “I like green tea”"]
+    )
+    fits_the_window(page, recalled.locator(".message-notes"))
