@@ -1,10 +1,11 @@
 """System checks for the memory plug-in (``manage.py check``): its settings, and dead turn events."""
 
+import sqlite3
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.core import checks
-from django.db import DatabaseError
+from django.db import DatabaseError, connection
 from standardwebhooks import Webhook
 
 from pippa_memory.brain.throttles import parse_rate
@@ -19,7 +20,12 @@ def check_memory_settings(app_configs: Any = None, **kwargs: Any) -> list[checks
     """
     if not memory_settings.ENABLED:
         return []
-    return [*engine_problems(), *brain_secret_problems(), *number_problems()]
+    return [
+        *engine_problems(),
+        *brain_secret_problems(),
+        *number_problems(),
+        *outbox_queue_problems(),
+    ]
 
 
 def engine_problems() -> list[checks.CheckMessage]:
@@ -74,7 +80,13 @@ def number_problems() -> list[checks.CheckMessage]:
     """``E002`` for a time that is not a positive number of seconds, ``E003`` for a count or size
     that is not a whole number of at least 1."""
     found: list[checks.CheckMessage] = []
-    for name in ("CONNECT_TIMEOUT", "READ_TIMEOUT", "CHAT_BUDGET", "BREAKER_RESET_TIMEOUT"):
+    for name in (
+        "CONNECT_TIMEOUT",
+        "READ_TIMEOUT",
+        "CHAT_BUDGET",
+        "BREAKER_RESET_TIMEOUT",
+        "OUTBOX_POLL_INTERVAL",
+    ):
         value = getattr(memory_settings, name)
         if not isinstance(value, int | float) or value <= 0:
             found.append(
@@ -83,7 +95,13 @@ def number_problems() -> list[checks.CheckMessage]:
                     id="pippa_memory.E002",
                 )
             )
-    for name in ("BREAKER_FAIL_MAX", "MAX_BLOCK_CHARS", "MAX_RESPONSE_BYTES"):
+    for name in (
+        "BREAKER_FAIL_MAX",
+        "MAX_BLOCK_CHARS",
+        "MAX_RESPONSE_BYTES",
+        "OUTBOX_BATCH_SIZE",
+        "OUTBOX_WORKER_THREADS",
+    ):
         value = getattr(memory_settings, name)
         if not isinstance(value, int) or value < 1:
             found.append(
@@ -92,6 +110,32 @@ def number_problems() -> list[checks.CheckMessage]:
                     id="pippa_memory.E003",
                 )
             )
+    return found
+
+
+def outbox_queue_problems() -> list[checks.CheckMessage]:
+    """``E006`` for a wake address that is not ``host:port``; ``E007`` for an SQLite older than
+    3.35, which cannot claim outbox rows with ``UPDATE … RETURNING``."""
+    found: list[checks.CheckMessage] = []
+    address = memory_settings.OUTBOX_WAKE_ADDRESS.strip()
+    _, colon, port = address.rpartition(":")
+    if address and not (colon and port.isdigit() and 0 < int(port) < 65536):
+        found.append(
+            checks.Error(
+                f"PIPPA_MEMORY_OUTBOX_WAKE_ADDRESS must be host:port, not {address!r}.",
+                hint="For example 127.0.0.1:8766, or empty to have the worker poll only.",
+                id="pippa_memory.E006",
+            )
+        )
+    if connection.vendor == "sqlite" and sqlite3.sqlite_version_info < (3, 35):
+        found.append(
+            checks.Error(
+                f"SQLite {sqlite3.sqlite_version} cannot claim outbox rows (UPDATE … RETURNING "
+                "needs 3.35 or newer).",
+                hint="Use a newer SQLite, or PostgreSQL.",
+                id="pippa_memory.E007",
+            )
+        )
     return found
 
 

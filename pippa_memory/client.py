@@ -65,6 +65,20 @@ class EngineAnswer:
         return cls(ok=False, reason=reason, detail=detail, **fields)
 
 
+class ConcurrentBreaker(pybreaker.CircuitBreaker):
+    """pybreaker's breaker, without holding its lock for the whole guarded call.
+
+    ``pybreaker.CircuitBreaker.call`` keeps the breaker's one lock while the call runs, so every
+    engine call of a process waits for the one before it: a web process's threads, and the
+    outbox worker's delivery threads, would reach the engine one at a time. Here the state's own
+    rules run unlocked (its changes, ``open``, ``half_open`` and ``close``, still take the lock);
+    the cost is that while half-open, calls that start together may each be the trial call.
+    """
+
+    def call(self, func: Any, *args: Any, **kwargs: Any) -> Any:
+        return self.state.call(func, *args, **kwargs)
+
+
 class _Breaker:
     """The process-wide breaker, rebuilt when its settings change (tests change them)."""
 
@@ -89,7 +103,7 @@ class _Breaker:
                     redis.Redis.from_url(config[2]),
                     namespace="pippa-memory-engine",
                 )
-            self._breaker = pybreaker.CircuitBreaker(
+            self._breaker = ConcurrentBreaker(
                 fail_max=config[0],
                 reset_timeout=config[1],
                 name="memory-engine",

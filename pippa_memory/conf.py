@@ -52,8 +52,13 @@ DEFAULTS: dict[str, Any] = {
     "OUTBOX_MAX_AGE": 3 * 24 * 3600.0,
     # Seconds past the delivery timeout before a claimed attempt may be tried by another worker.
     "OUTBOX_LEASE_MARGIN": 30.0,
-    # Seconds between sweeps for due events whose wake-up was lost (a crash after commit).
-    "OUTBOX_SWEEP_INTERVAL": 30.0,
+    # The delivery worker (`memory_outbox deliver`): seconds between its looks for due events
+    # while no commit rings it, where commits ring it ("host:port" of a UDP datagram; empty:
+    # never, polling only), events claimed per batch, and delivery threads.
+    "OUTBOX_POLL_INTERVAL": 1.0,
+    "OUTBOX_WAKE_ADDRESS": "127.0.0.1:8766",
+    "OUTBOX_BATCH_SIZE": 20,
+    "OUTBOX_WORKER_THREADS": 2,
     # Retention (`manage.py prune`, daily from the scheduler): days before brain-door audit rows,
     # delivered turn events and dead ones (from when written or revived) are deleted; 0 keeps them.
     "PRUNE_BRAIN_CALLS_DAYS": 30.0,

@@ -1,11 +1,12 @@
-"""One delivery attempt of one turn event: claim it, post it, record what the engine said.
+"""Delivering claimed turn events: post each, decide what became of it, record the batch.
 
-Delivery never enqueues anything: it returns what became of the event and, when it is to be tried
-again, when; the task that ran it (:mod:`pippa_memory.tasks`) asks for that wake-up. A claim is a
-short lease taken by a conditional update, so no transaction is held open over the network; the
-event goes with its id as the ``Idempotency-Key``. 2xx or 409 is delivered; 429, 5xx, 3xx and no
-answer are retried with capped full-jitter backoff honouring ``Retry-After``; other 4xx are dead
-at once; an event still failing after ``OUTBOX_MAX_AGE`` is dead and reported.
+The events come claimed from the queue (:mod:`pippa_memory.outbox_queue`) with a short lease, so no
+transaction is held open over the network; each goes with its id as the ``Idempotency-Key``
+through the one engine client (timeouts, total deadline, breaker, keep-alive session). 2xx or 409
+is delivered; 429, 5xx, 3xx and no answer are retried with capped full-jitter backoff honouring
+``Retry-After``; other 4xx are dead at once; an event still failing after ``OUTBOX_MAX_AGE`` is
+dead and reported. Delivery never waits for a retry: it writes when the event is due again, and
+the worker (:mod:`pippa_memory.outbox_worker`) claims it then.
 """
 
 import logging
@@ -16,7 +17,7 @@ from django.utils import timezone
 
 from pippa_memory.client import EngineAnswer, call_engine
 from pippa_memory.conf import memory_settings
-from pippa_memory.models import OutboxEvent
+from pippa_memory.outbox_queue import ClaimedEvent, Outcome, claim_due, record_outcomes
 from webui import outbound_http
 
 logger = logging.getLogger(__name__)
@@ -43,17 +44,15 @@ def retry_delay(*, attempts: int, retry_after: float | None) -> float:
 
 
 def delivery_lease() -> timedelta:
-    """How long one claimed attempt (or one task running it) may take before it counts as lost."""
+    """How long one claimed attempt may take before it counts as lost (its worker killed)."""
     return timedelta(
         seconds=memory_settings.OUTBOX_DELIVERY_TIMEOUT + memory_settings.OUTBOX_LEASE_MARGIN
     )
 
 
 def claim(event_id: str, *, now: datetime) -> bool:
-    """Take the next attempt of a due event; False when it is not due or someone else has it."""
-    # A claimed attempt is not due again until its delivery timeout and a margin have passed, so a
-    # worker killed mid-delivery delays the event by about that much, and never loses it.
-    return OutboxEvent.objects.claim(event_id, now=now, until=now + delivery_lease())
+    """Take the next attempt of one due event; False when it is not due or someone else has it."""
+    return bool(claim_due(now=now, until=now + delivery_lease(), limit=1, event_id=event_id))
 
 
 def classify(answer: EngineAnswer) -> str:
@@ -66,38 +65,65 @@ def classify(answer: EngineAnswer) -> str:
     return "dead"
 
 
-def deliver_turn_event(event_id: str) -> DeliveryResult:
-    """One delivery attempt of one event, recorded on its row; says what became of it and, when
-    it is to be retried, when (the caller wakes a worker then, or the sweep finds it)."""
-    if not claim(event_id, now=timezone.now()):
-        return DeliveryResult("skipped")
-    event = OutboxEvent.objects.get(pk=event_id)
+def post_event(event: ClaimedEvent) -> Outcome:
+    """Send one claimed event and say what became of it (nothing is written here)."""
     answer = call_engine(
         "POST",
         "/v1/events",
         body=event.payload,
         budget=memory_settings.OUTBOX_DELIVERY_TIMEOUT,
-        headers={"Idempotency-Key": str(event.id)},
+        headers={"Idempotency-Key": event.id},
     )
-    outcome = classify(answer)
-    now = timezone.now()
-    if outcome == "delivered":
-        event.record_delivered(status=answer.status, at=now)
-        return DeliveryResult("delivered")
+    kind = classify(answer)
+    if kind == "delivered":
+        return Outcome(event=event, kind=kind, status=answer.status)
     error = f"{answer.reason}: {answer.detail}"
-    delay = retry_delay(attempts=event.attempts + 1, retry_after=answer.retry_after)
-    next_at = now + timedelta(seconds=delay)
-    max_age = timedelta(seconds=memory_settings.OUTBOX_MAX_AGE)
-    if outcome == "dead" or next_at > event.retries_end_at(max_age=max_age):
-        event.record_dead(status=answer.status, error=error)
-        why = "the engine refused it" if outcome == "dead" else "retries ran out"
+    attempts = event.attempts + 1
+    next_at = timezone.now() + timedelta(
+        seconds=retry_delay(attempts=attempts, retry_after=answer.retry_after)
+    )
+    retries_end = (event.revived_at or event.created_at) + timedelta(
+        seconds=memory_settings.OUTBOX_MAX_AGE
+    )
+    if kind == "dead" or next_at > retries_end:
+        why = "the engine refused it" if kind == "dead" else "retries ran out"
         logger.error(
-            "Turn event %s is dead (%s) after %d attempt(s): %s",
-            event.id,
-            why,
-            event.attempts,
-            event.last_error,
+            "Turn event %s is dead (%s) after %d attempt(s): %s", event.id, why, attempts, error
         )
-        return DeliveryResult("dead")
-    event.record_retry(status=answer.status, error=error, next_attempt_at=next_at)
-    return DeliveryResult("retry", retry_at=next_at)
+        return Outcome(event=event, kind="dead", status=answer.status, error=error)
+    return Outcome(
+        event=event, kind="retry", status=answer.status, error=error, next_attempt_at=next_at
+    )
+
+
+def deliver_claimed(events: list[ClaimedEvent]) -> list[Outcome]:
+    """Post each claimed event in turn, then record all their outcomes in one go. Should the
+    lease come within one delivery timeout of its end (a slow engine, a large batch), the events
+    not yet sent are handed back, due at once, rather than risk two workers sending them."""
+    timeout = timedelta(seconds=memory_settings.OUTBOX_DELIVERY_TIMEOUT)
+    outcomes = []
+    for event in events:
+        if timezone.now() + timeout > event.lease_until:
+            outcomes.append(Outcome(event=event, kind="released", status=None))
+            continue
+        outcomes.append(post_event(event))
+    record_outcomes(outcomes, now=timezone.now())
+    return outcomes
+
+
+def deliver_due(*, limit: int, now: datetime | None = None) -> list[Outcome]:
+    """Claim up to ``limit`` events due at ``now`` and deliver them; empty when none is due."""
+    now = now or timezone.now()
+    events = claim_due(now=now, until=now + delivery_lease(), limit=limit)
+    return deliver_claimed(events) if events else []
+
+
+def deliver_turn_event(event_id: str) -> DeliveryResult:
+    """One delivery attempt of one event, if it is due and nobody holds it, recorded on its row;
+    says what became of it and, for a retry, when it is due again."""
+    now = timezone.now()
+    events = claim_due(now=now, until=now + delivery_lease(), limit=1, event_id=event_id)
+    if not events:
+        return DeliveryResult("skipped")
+    (outcome,) = deliver_claimed(events)
+    return DeliveryResult(outcome.kind, retry_at=outcome.next_attempt_at)

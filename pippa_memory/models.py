@@ -2,7 +2,7 @@
 
 import hashlib
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.conf import settings
 from django.db import models
@@ -157,11 +157,6 @@ class OutboxQuerySet(models.QuerySet["OutboxEvent"]):
             statuses.append(OutboxEvent.Status.DEAD)
         return self.filter(status__in=statuses)
 
-    def claim(self, event_id: str, *, now: datetime, until: datetime) -> bool:
-        """Take the next attempt of a due event, holding it until ``until``; False when it is not
-        due or another worker has it. One conditional update: no transaction stays open."""
-        return bool(self.due(now).filter(pk=event_id).update(next_attempt_at=until))
-
     def make_due(self, *, now: datetime) -> int:
         """Make these events pending and due at ``now``, their retry window restarting there (an
         operator's *retry now* or *revive*); returns how many."""
@@ -171,9 +166,11 @@ class OutboxQuerySet(models.QuerySet["OutboxEvent"]):
 class OutboxEvent(models.Model):
     """A ``conversation.turn`` event waiting to reach the engine, written with the turn it reports.
 
-    The row is the guarantee: it is written in the same transaction as the assistant message, so a
-    committed turn always has its event, and a rolled-back one never does. Delivery is at least
-    once, with the event id as the ``Idempotency-Key``.
+    The row is the guarantee, and the queue: it is written in the same transaction as the
+    assistant message, so a committed turn always has its event and a rolled-back one never does,
+    and the delivery worker claims it by ``(status, next_attempt_at)``
+    (:mod:`pippa_memory.outbox_queue`). Delivery is at least once, with the event id as the
+    ``Idempotency-Key``.
     """
 
     class Status(models.TextChoices):
@@ -207,35 +204,6 @@ class OutboxEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.id} ({self.status})"
-
-    def retries_end_at(self, *, max_age: timedelta) -> datetime:
-        """When retrying stops: ``max_age`` after it was written, or after an operator revived it."""
-        return (self.revived_at or self.created_at) + max_age
-
-    def record_delivered(self, *, status: int | None, at: datetime) -> None:
-        """One more attempt, and the engine has the event (it took it, or had it already)."""
-        self.attempts += 1
-        self.last_status = status
-        self.status = self.Status.DELIVERED
-        self.delivered_at = at
-        self.last_error = ""
-        self.save(update_fields=["status", "attempts", "last_status", "delivered_at", "last_error"])
-
-    def record_retry(self, *, status: int | None, error: str, next_attempt_at: datetime) -> None:
-        """One more attempt that failed; the event stays pending, due again at ``next_attempt_at``."""
-        self.attempts += 1
-        self.last_status = status
-        self.last_error = error[:2000]
-        self.next_attempt_at = next_attempt_at
-        self.save(update_fields=["attempts", "last_status", "last_error", "next_attempt_at"])
-
-    def record_dead(self, *, status: int | None, error: str) -> None:
-        """One more attempt that failed, and no further one: the event is dead."""
-        self.attempts += 1
-        self.last_status = status
-        self.last_error = error[:2000]
-        self.status = self.Status.DEAD
-        self.save(update_fields=["status", "attempts", "last_status", "last_error"])
 
 
 class PendingAsk(models.Model):

@@ -1,36 +1,30 @@
 """The turn event: every assistant row reaches the engine, through a transactional outbox.
 
 A ``post_save`` receiver writes a :class:`~pippa_memory.models.OutboxEvent` in the same transaction
-as the assistant ``Message``, and ``on_commit`` enqueues its delivery as a background task
-(:mod:`pippa_memory.tasks`; one attempt is :mod:`pippa_memory.delivery`). The row is the guarantee;
-the task is only a wake-up, and :func:`sweep_outbox` finds what a crash between commit and enqueue
-(or mid-delivery) left behind. A worker killed mid-task leaves its django-tasks database row
-``RUNNING``; the sweep marks such a row failed once its lease is over
-(:func:`fail_abandoned_task_rows`), and the event, due again, is enqueued afresh.
+as the assistant ``Message``: that row is the queue, and the only write the event adds to a turn.
+``on_commit`` only rings the delivery worker's doorbell (:mod:`pippa_memory.outbox_wake`), which
+claims due rows (:mod:`pippa_memory.outbox_queue`) and delivers them
+(:mod:`pippa_memory.delivery`). A lost ring, a crash between commit and ring, or a worker killed
+mid-delivery loses nothing: the worker polls for due rows, and a killed worker's claims are due
+again once their lease ends. :func:`sweep_outbox` delivers whatever is due, once.
 """
 
 import logging
 from datetime import datetime
 from typing import Any
 
-from django.apps import apps
 from django.db import transaction
 from django.utils import timezone
-from django_tasks import TaskResultStatus
 
 from pippa_memory.conf import memory_applies
-from pippa_memory.delivery import delivery_lease
+from pippa_memory.delivery import deliver_due
 from pippa_memory.members import viewer_of
 from pippa_memory.models import OutboxEvent
-from pippa_memory.tasks import deliver_turn_event_task, enqueue_delivery
+from pippa_memory.outbox_wake import ring_worker
 from pippa_memory.tool import SCOPES, TOOL_NAME
 from webui.models import Message
 
 logger = logging.getLogger(__name__)
-
-
-class WorkerLost(Exception):
-    """Recorded on a task row whose worker stopped before finishing it (killed or crashed)."""
 
 
 def turn_event_payload(*, event_id: str, message: Message) -> dict[str, Any]:
@@ -93,62 +87,28 @@ def record_turn_event(message: Message) -> OutboxEvent | None:
     event.message_id = message.id
     event.payload = turn_event_payload(event_id=str(event.id), message=message)
     event.save(force_insert=True)
-    event_id = str(event.id)
-    transaction.on_commit(lambda: enqueue_delivery(event_id))
+    transaction.on_commit(ring_worker)
     return event
 
 
-def fail_abandoned_task_rows(*, now: datetime) -> int:
-    """Mark this plug-in's django-tasks database rows still ``RUNNING`` past the delivery lease as
-    failed (:class:`WorkerLost`); returns how many. Nothing else of theirs is touched: the event
-    a lost delivery was carrying is due again by its own lease, and the sweep enqueues it."""
-    if not apps.is_installed("django_tasks_db"):
-        return 0
-    # Only when the database backend is installed: its models cannot even be imported otherwise.
-    from django_tasks_db.models import DBTaskResult
-
-    # A worker still alive past the lease (it cannot be: delivery has a total deadline) would
-    # simply overwrite this with its own outcome when it finishes.
-    failed = DBTaskResult.objects.filter(
-        status=TaskResultStatus.RUNNING,
-        task_path=deliver_turn_event_task.module_path,
-        started_at__lt=now - delivery_lease(),
-    ).update(
-        status=TaskResultStatus.FAILED,
-        finished_at=now,
-        exception_class_path=f"{WorkerLost.__module__}.{WorkerLost.__qualname__}",
-        traceback=(
-            f"WorkerLost: the worker running this task stopped (killed or crashed) before it "
-            f"finished; the outbox sweep marked it failed at {now.isoformat()}. Its turn event, "
-            "if any, is due again and delivered by a new task."
-        ),
-    )
-    if failed:
-        logger.warning("Marked %d task row(s) left running by a lost worker as failed.", failed)
-    return failed
-
-
-def sweep_outbox(*, now: datetime | None = None, limit: int = 1000) -> int:
-    """Fail task rows a lost worker left running, then enqueue delivery of every due event (a lost
-    wake-up, an expired lease); returns how many events were enqueued."""
+def sweep_outbox(*, now: datetime | None = None, batch: int = 100) -> int:
+    """Deliver every event due at ``now`` (a lost ring, an expired lease), one attempt each, in
+    batches; returns how many attempts were made. What the worker's poll does, run once."""
     now = now or timezone.now()
-    fail_abandoned_task_rows(now=now)
-    ids = list(
-        OutboxEvent.objects.due(now)
-        .order_by("next_attempt_at")
-        .values_list("id", flat=True)[:limit]
-    )
-    for event_id in ids:
-        enqueue_delivery(str(event_id))
-    return len(ids)
+    due = OutboxEvent.objects.due(now).count()
+    attempted = 0
+    while attempted < due:
+        outcomes = deliver_due(limit=min(batch, due - attempted), now=now)
+        if not outcomes:
+            break
+        attempted += len(outcomes)
+    return attempted
 
 
 def make_due(queryset: Any, *, revive_dead: bool) -> int:
     """Make pending events in ``queryset`` due now (``retry now``), and with ``revive_dead`` dead
-    ones too, restarting their retry window; wake a worker for each, and return how many."""
-    events = queryset.undelivered(include_dead=revive_dead)
-    ids = [str(i) for i in events.values_list("id", flat=True)]
-    count = events.make_due(now=timezone.now())
-    for event_id in ids:
-        enqueue_delivery(event_id)
+    ones too, restarting their retry window; ring the worker, and return how many."""
+    count = queryset.undelivered(include_dead=revive_dead).make_due(now=timezone.now())
+    if count:
+        transaction.on_commit(ring_worker)
     return count

@@ -7,10 +7,11 @@ import logging
 from typing import Any
 
 from pippa_memory import contract
+from pippa_memory.answers import record_ask
 from pippa_memory.client import EngineAnswer, call_engine
 from pippa_memory.conf import memory_settings
 from pippa_memory.members import may_see, member_name, resolved_scope, viewer_id
-from pippa_memory.models import PendingAsk, Scope
+from pippa_memory.models import Scope
 from pippa_memory.on_its_way import on_its_way, with_on_its_way
 from webui.models import Conversation
 
@@ -130,9 +131,7 @@ def ask(*, conversation: Conversation, text: str, budget: float) -> dict[str, An
     )
     if not answer.ok:
         return unavailable_from(answer)
-    PendingAsk.objects.get_or_create(
-        ask_id=answer.data["ask_id"], defaults={"conversation": conversation, "question": text}
-    )
+    record_ask(conversation=conversation, ask_id=answer.data["ask_id"], question=text)
     return {
         "status": "asked",
         "ask_id": answer.data["ask_id"],

@@ -12,8 +12,9 @@ from datetime import datetime
 from django.utils import timezone
 
 from webui.extensions import TurnContext, registered_extensions
-from webui.models import Conversation, Message, VaultSnapshot
-from webui.prompt import HistoryMessage, Prompt, ToolRound, ToolUse
+from webui.history import conversation_history
+from webui.models import Conversation, VaultSnapshot
+from webui.prompt import Prompt
 from webui.vault import read_vault
 
 logger = logging.getLogger(__name__)
@@ -38,48 +39,6 @@ def current_time_part(now: datetime) -> str:
     """The per-turn slot's clock line: changes every turn, so it never sits in the stable prefix."""
     local = timezone.localtime(now)
     return f"Current time: {local:%A %d %B %Y, %H:%M} ({local.tzname()})."
-
-
-def history_message(message: Message) -> HistoryMessage:
-    """A stored row as the adapters replay it; tool rounds rebuilt in their recorded order."""
-    if message.role == Message.Role.USER:
-        return HistoryMessage(id=str(message.id), role="user", text=message.content)
-    uses = {
-        use["id"]: ToolUse(
-            id=use["id"],
-            name=use["name"],
-            input=use.get("input", {}),
-            output=use.get("output"),
-            meta=use.get("meta") or {},
-        )
-        for use in message.tool_uses
-    }
-    rounds = []
-    for recorded in message.rounds:
-        rounds.append(
-            ToolRound(
-                text=recorded.get("text", ""),
-                tool_uses=tuple(uses[i] for i in recorded.get("tool_use_ids", []) if i in uses),
-            )
-        )
-    claimed = {use.id for tool_round in rounds for use in tool_round.tool_uses}
-    unclaimed = tuple(use for use_id, use in uses.items() if use_id not in claimed)
-    if unclaimed:
-        # A row written without its rounds (from the admin, say): replay its tool uses as one round.
-        rounds.append(ToolRound(text="", tool_uses=unclaimed))
-    return HistoryMessage(
-        id=str(message.id), role="assistant", text=message.content, rounds=tuple(rounds)
-    )
-
-
-def conversation_history(
-    conversation: Conversation, *, before: Message
-) -> tuple[HistoryMessage, ...]:
-    """Every stored message of ``conversation`` that comes before ``before``, oldest first."""
-    rows = Message.objects.filter(conversation=conversation, sequence__lt=before.sequence).order_by(
-        "sequence"
-    )
-    return tuple(history_message(row) for row in rows)
 
 
 def memory_blocks(turn: TurnContext) -> list[str]:

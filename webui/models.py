@@ -6,10 +6,11 @@ import uuid
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, URLValidator
-from django.db import models
+from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from webui.history import forget as forget_history
 from webui.schedules import validate_schedule
 from webui.vessels.key_env import api_key_env_problem
 from webui.vessels.registry import adapter_choices
@@ -176,6 +177,9 @@ class Conversation(models.Model):
     running_turn_id = models.UUIDField(null=True, blank=True, editable=False)
     turn_lease_until = models.DateTimeField(null=True, blank=True, editable=False)
     turn_stop_requested = models.BooleanField(default=False, editable=False)
+    # Flags the installed extensions keep on the conversation, each named by its extension
+    # ("<extension>.<flag>"), so that a turn learns them from the row it has loaded anyway.
+    extension_flags = models.JSONField(default=list, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at"]
@@ -185,6 +189,27 @@ class Conversation(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("conversation-detail", args=[self.id])
+
+    def has_extension_flag(self, flag: str) -> bool:
+        """Whether an extension's ``flag`` is raised, as the row was loaded: no query."""
+        return flag in (self.extension_flags or [])
+
+    def set_extension_flag(self, flag: str, *, raised: bool) -> None:
+        """Raise or lower an extension's ``flag``, in the caller's transaction (so it changes
+        together with the rows it stands for), under the row's lock so no flag of another is lost.
+        Afterwards ``extension_flags`` is current."""
+        with transaction.atomic():
+            stored = (
+                Conversation.objects.select_for_update()
+                .filter(pk=self.pk)
+                .values_list("extension_flags", flat=True)
+                .first()
+            )
+            flags = set(stored or [])
+            wanted = flags | {flag} if raised else flags - {flag}
+            if wanted != flags:
+                Conversation.objects.filter(pk=self.pk).update(extension_flags=sorted(wanted))
+        self.extension_flags = sorted(wanted)
 
 
 class VaultSnapshot(models.Model):
@@ -282,7 +307,16 @@ class Message(models.Model):
                 .get("last")
             )
             self.sequence = (last or 0) + 1
+        elif not self._state.adding:
+            # History is kept per process as append-only (webui.history): a row saved again
+            # must be read afresh.
+            forget_history(self.conversation_id)
         super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs) -> tuple[int, dict[str, int]]:
+        """Delete the row, and what this process kept of its conversation's history."""
+        forget_history(self.conversation_id)
+        return super().delete(*args, **kwargs)
 
 
 class TurnRound(models.Model):

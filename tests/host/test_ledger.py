@@ -241,7 +241,10 @@ def test_an_old_conversation_pinning_an_unchanged_disclosure_is_no_drift(
 
 def test_an_edited_message_is_drift_in_history(two_turns: Conversation) -> None:
     first = two_turns.messages.order_by("sequence").first()
-    Message.objects.filter(pk=first.pk).update(content="edited afterwards")
+    # Saved through the model, as any edit must be: history is kept per process (webui.history),
+    # and a row saved again is read afresh.
+    first.content = "edited afterwards"
+    first.save()
 
     run_turn(conversation=two_turns, text="again")
 

@@ -46,6 +46,8 @@ def memory_settings(settings: Any) -> dict[str, Any]:
         "CHAT_BUDGET": 0.5,
         "BREAKER_FAIL_MAX": 3,
         "BREAKER_RESET_TIMEOUT": 30.0,
+        # No rings leave the suite unless a test listens for them on a port of its own.
+        "OUTBOX_WAKE_ADDRESS": "",
     }
     return settings.PIPPA_MEMORY
 

@@ -61,3 +61,33 @@ def test_an_answer_of_the_wrong_shape_names_where_and_which_rule_never_the_value
     for said in (answer.detail, caplog.text):
         assert "4471" not in said
         assert "door code" not in said
+
+
+def test_engine_calls_from_two_threads_are_in_flight_together(
+    memory_on: ReferenceEngine, configure: Any
+) -> None:
+    import threading
+    import time
+
+    configure(READ_TIMEOUT=10.0)
+    memory_on.set_fault("latency", seconds=3.0, paths=["/v1/recall"])
+    body = {"soul": "pippa", "conversation": "c", "viewer": None, "query": "q", "limit": 1}
+    threads = [
+        threading.Thread(
+            target=call_engine, args=("POST", "/v1/recall"), kwargs={"body": body, "budget": 10.0}
+        )
+        for _ in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+
+    # The engine holds each call for three seconds: both arriving within them means neither
+    # waited for the other (the breaker does not hold a lock over the call).
+    deadline = time.monotonic() + 2.5
+    while len(memory_on.received) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    arrived = len(memory_on.received)
+    for thread in threads:
+        thread.join(timeout=15)
+
+    assert arrived == 2

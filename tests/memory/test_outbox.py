@@ -1,7 +1,6 @@
 """The turn event: every assistant row reaches the engine through a transactional outbox, once in
 effect, whatever the engine, the worker or the transaction does."""
 
-import queue
 import random
 from datetime import timedelta
 from io import StringIO
@@ -265,22 +264,59 @@ def test_only_a_retry_says_when_to_retry(
     assert result.retry_at is None
 
 
-def test_the_delivery_task_wakes_a_worker_for_the_retry_at_the_time_delivery_gave(
+def test_a_retried_event_is_claimed_again_only_once_it_is_due(
     memory_on: ReferenceEngine, conversation: Conversation
 ) -> None:
-    from django_tasks_db.models import DBTaskResult
-
-    from pippa_memory.tasks import deliver_turn_event_task
+    from pippa_memory.delivery import deliver_due
 
     event = OutboxEvent.objects.get(message_id=assistant_row(conversation).id)
     memory_on.set_fault("throttle", retry_after=120)
+    assert [o.kind for o in deliver_due(limit=10)] == ["retry"]
+    memory_on.reset()
 
-    assert deliver_turn_event_task.call(str(event.id)) == "retry"
+    assert deliver_due(limit=10) == []  # not due for two minutes
+    make_all_due()
+    assert [o.kind for o in deliver_due(limit=10)] == ["delivered"]
 
     event.refresh_from_db()
-    (retry,) = DBTaskResult.objects.all()
-    assert retry.args_kwargs["args"] == [str(event.id)]
-    assert retry.run_after == event.next_attempt_at
+    assert (event.status, event.attempts, event.last_status) == ("delivered", 2, 202)
+
+
+def queries_of(run: Any) -> list[str]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        run()
+    return [q["sql"] for q in queries.captured_queries]
+
+
+def test_a_batch_is_claimed_in_one_query_and_recorded_in_one_per_outcome(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    from pippa_memory.delivery import deliver_due
+
+    for _ in range(10):
+        assistant_row(conversation)
+
+    delivered = queries_of(lambda: deliver_due(limit=10))
+
+    assert len(delivered) == 2, delivered
+    assert delivered[0].startswith("UPDATE")
+    assert "RETURNING" in delivered[0]
+    assert OutboxEvent.objects.filter(status="delivered", attempts=1).count() == 10
+
+    for _ in range(6):
+        assistant_row(conversation)
+    memory_on.set_fault("error", status=503, paths=["/v1/events"], times=2)
+    mixed = queries_of(lambda: deliver_due(limit=10))
+
+    # One claim, then one update for the delivered and one for the retried.
+    assert len(mixed) == 3, mixed
+    assert OutboxEvent.objects.filter(status="delivered").count() == 14
+    retried = OutboxEvent.objects.filter(status="pending", attempts=1, last_status=503)
+    assert retried.count() == 2
+    assert all(e.next_attempt_at > timezone.now() for e in retried)
 
 
 def test_backoff_grows_with_full_jitter_and_is_capped(
@@ -370,22 +406,42 @@ def test_the_engine_down_for_500_turns_then_up_delivers_all_500_once(
     assert OutboxEvent.objects.filter(status="delivered").count() == 500
 
 
-def test_a_crash_between_commit_and_enqueue_is_found_by_the_sweep(
-    conversation: Conversation,
+def test_a_crash_between_commit_and_ring_is_found_by_the_sweep(
+    memory_on: ReferenceEngine, conversation: Conversation
 ) -> None:
-    from django_tasks_db.models import DBTaskResult
-
     # The `db` fixture never runs on-commit callbacks: exactly a crash right after the commit.
     for _ in range(3):
         assistant_row(conversation)
-    assert not DBTaskResult.objects.exists()
 
     assert sweep_outbox() == 3
 
-    enqueued = DBTaskResult.objects.all()
-    assert sorted(t.args_kwargs["args"][0] for t in enqueued) == sorted(
+    assert set(memory_on.state.events) == {
         str(i) for i in OutboxEvent.objects.values_list("id", flat=True)
-    )
+    }
+    assert set(OutboxEvent.objects.values_list("status", flat=True)) == {"delivered"}
+    assert sweep_outbox() == 0
+
+
+def test_a_commit_rings_the_worker_after_it_and_only_then(
+    conversation: Conversation, django_capture_on_commit_callbacks: Any, configure: Any
+) -> None:
+    import socket
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.settimeout(5)
+    configure(OUTBOX_WAKE_ADDRESS=f"127.0.0.1:{listener.getsockname()[1]}")
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            assistant_row(conversation)
+            listener.setblocking(False)
+            with pytest.raises(BlockingIOError):
+                listener.recv(64)  # nothing before the commit
+            listener.settimeout(5)
+
+        assert listener.recv(64) == b"outbox"
+    finally:
+        listener.close()
 
 
 def test_a_claimed_delivery_is_not_taken_twice(
@@ -420,56 +476,50 @@ def test_status_prints_the_backlog_and_dead_counts(conversation: Conversation) -
 
 
 @pytest.mark.django_db(transaction=True)
-def test_redrive_revives_dead_events_and_shows_progress_while_they_drain(
-    memory_on: ReferenceEngine, conversation: Conversation, monkeypatch: pytest.MonkeyPatch
+def test_redrive_revives_dead_events_and_shows_progress_while_the_worker_drains_them(
+    memory_on: ReferenceEngine, configure: Any, conversation: Conversation
 ) -> None:
     import threading
 
-    from django.db import connection
+    from pippa_memory.outbox_worker import Doorbell, run_worker
+    from tests.live_servers import free_port
 
-    from pippa_memory import outbox
-
+    # A poll far longer than the test: only redrive's ring can wake the worker in time.
+    configure(OUTBOX_POLL_INTERVAL=300.0, OUTBOX_WAKE_ADDRESS=f"127.0.0.1:{free_port()}")
     events = [OutboxEvent.objects.get(message_id=assistant_row(conversation).id) for _ in range(4)]
     OutboxEvent.objects.filter(pk__in=[e.pk for e in events[:2]]).update(status="dead")
     OutboxEvent.objects.filter(pk__in=[e.pk for e in events[2:]]).update(
         next_attempt_at=timezone.now() + timedelta(hours=1)
     )
     out = StringIO()
-    # The wake-ups redrive sends are handed to a stand-in for the task worker as they happen.
-    woken: queue.Queue[str] = queue.Queue()
-    enqueue = outbox.enqueue_delivery
+    bell = Doorbell()
+    hears_rings: list[bool] = []
+    ready = threading.Event()
 
-    def enqueue_and_wake(event_id: str, **options: Any) -> None:
-        enqueue(event_id, **options)
-        woken.put(event_id)
+    def on_ready(hears: bool) -> None:
+        hears_rings.append(hears)
+        ready.set()
 
-    monkeypatch.setattr(outbox, "enqueue_delivery", enqueue_and_wake)
-    delivered: list[str] = []
-    missed: list[str] = []
+    worker = threading.Thread(
+        target=run_worker,
+        kwargs={"threads": 1, "batch": 10, "drain": False, "bell": bell, "on_ready": on_ready},
+    )
+    worker.start()
+    try:
+        assert ready.wait(timeout=30)
+        assert hears_rings == [True]
+        call_command("memory_outbox", "redrive", "--timeout", "30", stdout=out)
+    finally:
+        bell.stop()
+        worker.join(timeout=30)
 
-    def worker() -> None:
-        try:
-            for _ in events:
-                event_id = woken.get(timeout=30)
-                delivered.append(deliver_turn_event(event_id).outcome)
-        except queue.Empty:
-            missed.append(f"redrive woke the worker for {len(delivered)} of 4 events in 30 s")
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=worker)
-    thread.start()
-    call_command("memory_outbox", "redrive", "--timeout", "30", stdout=out)
-    thread.join(timeout=30)
-
-    assert missed == []
-    assert delivered == ["delivered"] * 4
     text = out.getvalue()
-    assert "Re-enqueued 4 event(s)." in text
+    assert "Made 4 event(s) due now." in text
     assert "delivering" in text
     assert "4/4" in text
     assert "Drained: 4 delivered, 0 dead." in text
     assert OutboxEvent.objects.filter(status="delivered").count() == 4
+    assert set(memory_on.state.events) == {str(e.id) for e in events}
 
 
 def test_the_admin_lists_events_and_offers_retry_and_revive(

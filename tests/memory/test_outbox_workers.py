@@ -1,12 +1,14 @@
-"""Delivery through real task workers: a worker killed with SIGKILL mid-delivery loses nothing and
-leaves no task row RUNNING for ever, and the same task runs unchanged on the django-tasks RQ
-backend with Redis."""
+"""Delivery through the real worker process (``manage.py memory_outbox deliver``): a worker killed
+with SIGKILL mid-delivery loses nothing, a commit wakes the worker at once, and two workers at once
+never send an event twice."""
 
 import os
+import select
 import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -14,12 +16,12 @@ from typing import Any
 import pytest
 from django.db import connection
 from django.utils import timezone
-from django_tasks_db.models import DBTaskResult
 
+from pippa_memory.delivery import claim
 from pippa_memory.models import OutboxEvent
 from pippa_memory.outbox import sweep_outbox
 from pippa_memory.reference_engine import ReferenceEngine
-from pippa_memory.tasks import deliver_turn_event_task
+from tests.live_servers import free_port
 from webui.models import Conversation
 from webui.turns import run_turn
 
@@ -39,7 +41,7 @@ def database_url() -> str:
     return f"postgres://{config['USER']}@{host}:{config['PORT'] or 5432}/{config['NAME']}"
 
 
-def worker_env(engine: ReferenceEngine) -> dict[str, str]:
+def worker_env(engine: ReferenceEngine, **settings: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIPPA_", "DJANGO_"))}
     env.update(
         DJANGO_SETTINGS_MODULE="webui.settings",
@@ -49,30 +51,48 @@ def worker_env(engine: ReferenceEngine) -> dict[str, str]:
         PIPPA_MEMORY_OUTBOX_DELIVERY_TIMEOUT="2",
         PIPPA_MEMORY_OUTBOX_LEASE_MARGIN="0.5",
         PIPPA_MEMORY_BREAKER_FAIL_MAX="1000",
+        # Each test's worker hears rings on a port of its own.
+        PIPPA_MEMORY_OUTBOX_WAKE_ADDRESS=f"127.0.0.1:{free_port()}",
     )
+    env.update({f"PIPPA_MEMORY_{k}": v for k, v in settings.items()})
     return env
 
 
-def start_worker(engine: ReferenceEngine, *extra: str) -> subprocess.Popen[str]:
+def start_worker(
+    engine: ReferenceEngine, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [
-            sys.executable,
-            "manage.py",
-            "db_worker",
-            "--queue-name",
-            "*",
-            "--interval",
-            "0.1",
-            "--no-startup-delay",
-            "--no-reload",
-            *extra,
-        ],
+        [sys.executable, "manage.py", "memory_outbox", "deliver", *extra],
         cwd=ROOT,
-        env=worker_env(engine),
+        env=env or worker_env(engine),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
+
+
+def wait_until_listening(worker: subprocess.Popen[str], *, timeout: float = 60.0) -> str:
+    """The worker's first line, once it says it runs (and hears rings); fails the test if not."""
+    ready, _, _ = select.select([worker.stdout], [], [], timeout)
+    line = worker.stdout.readline() if ready else ""
+    if "woken at" not in line:
+        worker.kill()
+        pytest.fail(f"the worker did not start listening for rings: {line}{worker.stdout.read()}")
+    return line
+
+
+def finish(worker: subprocess.Popen[str]) -> str:
+    """Wait for a draining worker to end by itself, and return what it printed."""
+    output, _ = worker.communicate(timeout=120)
+    return output
+
+
+def stop(worker: subprocess.Popen[str]) -> str:
+    """Stop a worker the way honcho does (SIGTERM) and return what it printed."""
+    if worker.poll() is None:
+        worker.terminate()
+    output, _ = worker.communicate(timeout=60)
+    return output
 
 
 def event_posts(engine: ReferenceEngine) -> int:
@@ -91,119 +111,120 @@ def test_a_worker_killed_mid_delivery_loses_nothing(
 
     worker = start_worker(memory_on)
     try:
-        for _ in range(300):
+        for _ in range(600):
             if event_posts(memory_on):
                 break
             time.sleep(0.05)
         else:
-            pytest.fail("the worker never started a delivery: " + (worker.stdout.read() or ""))
+            pytest.fail("the worker never started a delivery: " + stop(worker))
         os.kill(worker.pid, signal.SIGKILL)  # mid-delivery: the engine is still "thinking"
         worker.wait(timeout=10)
     finally:
         if worker.poll() is None:
             worker.kill()
     memory_on.reset()
+    # The killed worker's claims hold until their lease ends, and nobody takes them before.
+    assert OutboxEvent.objects.filter(status="pending").count() == 12
+    assert OutboxEvent.objects.due(timezone.now()).count() < 12
 
     time.sleep(2.6)  # the killed attempt's lease runs out
-    sweep_outbox()
-    drain = start_worker(memory_on, "--batch")
-    output, _ = drain.communicate(timeout=120)
+    drain = start_worker(memory_on, "--drain")
+    output = finish(drain)
 
     assert drain.returncode == 0, output
     assert set(memory_on.state.events) == committed
     assert OutboxEvent.objects.filter(status="delivered").count() == 12
     assert len(memory_on.state.souls["pippa"].memories) == 12
-    # The killed worker's task row was reconciled by the sweep, not left RUNNING for ever.
-    assert not DBTaskResult.objects.filter(status="RUNNING").exists()
-    (lost,) = DBTaskResult.objects.filter(exception_class_path="pippa_memory.outbox.WorkerLost")
-    assert lost.status == "FAILED"
-    assert lost.finished_at is not None
 
 
-def test_the_sweep_fails_a_task_row_left_running_past_its_lease_and_enqueues_its_event_again(
+def test_an_event_a_lost_worker_claimed_is_due_again_once_its_lease_ends(
     memory_on: ReferenceEngine, configure: Any, conversation: Conversation
 ) -> None:
     configure(OUTBOX_DELIVERY_TIMEOUT=2.0, OUTBOX_LEASE_MARGIN=0.5)
-    run_turn(conversation=conversation, text="remember the killed fact")
+    run_turn(conversation=conversation, text="remember the claimed fact")
     event = OutboxEvent.objects.get()
-    (abandoned,) = DBTaskResult.objects.all()
-    # What a worker killed mid-delivery leaves: its row RUNNING, the event's lease running out.
-    long_ago = timezone.now() - timedelta(seconds=60)
-    DBTaskResult.objects.filter(pk=abandoned.pk).update(status="RUNNING", started_at=long_ago)
-    OutboxEvent.objects.filter(pk=event.pk).update(next_attempt_at=long_ago)
-    alive = deliver_turn_event_task.enqueue(str(event.id))
-    DBTaskResult.objects.filter(pk=alive.id).update(status="RUNNING", started_at=timezone.now())
+    OutboxEvent.objects.filter(pk=event.pk).update(status="pending", delivered_at=None)
+    assert claim(str(event.id), now=timezone.now())  # ...and its worker dies
 
-    assert sweep_outbox() == 1
+    assert sweep_outbox() == 0  # held by the lease
+    event.refresh_from_db()
+    assert event.next_attempt_at > timezone.now() + timedelta(seconds=2)
 
-    abandoned.refresh_from_db()
-    assert abandoned.status == "FAILED"
-    assert abandoned.exception_class_path == "pippa_memory.outbox.WorkerLost"
-    assert "killed or crashed" in abandoned.traceback
-    assert DBTaskResult.objects.get(pk=alive.id).status == "RUNNING"  # within its lease: alive
-    (again,) = DBTaskResult.objects.filter(status="READY")
-    assert again.args_kwargs["args"] == [str(event.id)]
+    assert sweep_outbox(now=timezone.now() + timedelta(seconds=3)) == 1
+    event.refresh_from_db()
+    assert event.status == "delivered"
 
 
-@pytest.fixture
-def rq_backend(settings: Any) -> Any:
-    """Tasks on the django-tasks RQ backend, on the Redis at 127.0.0.1:6379, with an empty queue."""
-    import django_rq
-    from django_tasks_rq.backend import Job
-    from redis.exceptions import ConnectionError as RedisDown
-
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
-    queue = django_rq.get_queue("default", job_class=Job)
-    try:
-        queue.empty()
-    except RedisDown:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Redis must run on 127.0.0.1:6379 in CI for the RQ backend tests")
-        pytest.skip("no Redis on 127.0.0.1:6379")
-    yield queue
-    queue.empty()
-
-
-def run_rq_worker(queue: Any) -> None:
-    from django_tasks_rq.backend import Job
-    from rq import SimpleWorker
-
-    # What `manage.py rqworker default` runs, in this process (SimpleWorker does not fork).
-    SimpleWorker([queue], connection=queue.connection, job_class=Job).work(burst=True)
-
-
-@pytest.mark.xdist_group("redis")  # one shared Redis queue: these tests run on one xdist worker
-def test_delivery_runs_unchanged_on_the_rq_backend(
-    memory_on: ReferenceEngine, rq_backend: Any, conversation: Conversation
+def test_a_commit_wakes_the_worker_at_once(
+    memory_on: ReferenceEngine, configure: Any, conversation: Conversation
 ) -> None:
-    for index in range(5):
-        run_turn(conversation=conversation, text=f"remember rq fact {index}")
+    address = f"127.0.0.1:{free_port()}"
+    configure(OUTBOX_WAKE_ADDRESS=address)
+    # The worker polls only every five minutes: an event delivered within seconds was rung for.
+    env = worker_env(memory_on, OUTBOX_POLL_INTERVAL="300", OUTBOX_WAKE_ADDRESS=address)
+    worker = start_worker(memory_on, env=env)
+    try:
+        wait_until_listening(worker)
+        latencies = []
+        for index in range(5):
+            run_turn(conversation=conversation, text=f"remember rung fact {index}")
+            committed = time.monotonic()
+            while event_posts(memory_on) <= index:
+                if time.monotonic() - committed > 20:
+                    pytest.fail(f"turn {index}'s event was not delivered within 20 s of its commit")
+                time.sleep(0.005)
+            latencies.append(time.monotonic() - committed)
+    finally:
+        output = stop(worker)
+
+    assert OutboxEvent.objects.filter(status="delivered").count() == 5, output
+    assert max(latencies) < 20
+
+
+def test_two_workers_at_once_send_each_event_once(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    for index in range(60):
+        run_turn(conversation=conversation, text=f"remember shared fact {index}")
+    memory_on.reset(state=True)
+    OutboxEvent.objects.update(status="pending", attempts=0, next_attempt_at=timezone.now())
     committed = {str(i) for i in OutboxEvent.objects.values_list("id", flat=True)}
-    assert rq_backend.count == 5  # enqueued on commit, in Redis
 
-    run_rq_worker(rq_backend)
+    workers = [start_worker(memory_on, "--drain", "--threads", "3", "--batch", "4") for _ in "ab"]
+    outputs = [finish(worker) for worker in workers]
 
-    assert set(memory_on.state.events) == committed
-    assert OutboxEvent.objects.filter(status="delivered").count() == 5
+    assert [w.returncode for w in workers] == [0, 0], outputs
+    sent = Counter(r["headers"]["Idempotency-Key"] for r in memory_on.received)
+    assert set(sent) == committed
+    assert set(sent.values()) == {1}
+    assert OutboxEvent.objects.filter(status="delivered", attempts=1).count() == 60
 
 
-@pytest.mark.xdist_group("redis")
-def test_on_rq_an_engine_outage_is_swept_and_delivered_when_it_is_back(
-    memory_on: ReferenceEngine, configure: Any, rq_backend: Any, conversation: Conversation
+def test_the_worker_retries_through_an_outage_and_delivers_each_event_once(
+    memory_on: ReferenceEngine, configure: Any, conversation: Conversation
 ) -> None:
     configure(BREAKER_FAIL_MAX=1000)
-    memory_on.set_fault("error", status=503)
-    for index in range(3):
+    memory_on.set_fault("error", status=503, paths=["/v1/events"])
+    for index in range(5):
         run_turn(conversation=conversation, text=f"remember outage fact {index}")
     committed = {str(i) for i in OutboxEvent.objects.values_list("id", flat=True)}
+    env = worker_env(
+        memory_on, OUTBOX_BASE_DELAY="0.1", OUTBOX_MAX_DELAY="0.3", OUTBOX_POLL_INTERVAL="0.1"
+    )
 
-    run_rq_worker(rq_backend)
-    assert OutboxEvent.objects.filter(status="pending", attempts=1).count() == 3
+    worker = start_worker(memory_on, env=env)
+    try:
+        wait_until_listening(worker)
+        deadline = time.monotonic() + 30
+        while event_posts(memory_on) < 15 and time.monotonic() < deadline:
+            time.sleep(0.05)  # each event is tried, and tried again
+        memory_on.reset()
+        while set(memory_on.state.events) != committed and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        output = stop(worker)
 
-    memory_on.reset()
-    OutboxEvent.objects.update(next_attempt_at=OutboxEvent.objects.first().created_at)
-    assert sweep_outbox() == 3
-    run_rq_worker(rq_backend)
-
-    assert set(memory_on.state.events) == committed
-    assert OutboxEvent.objects.filter(status="delivered").count() == 3
+    assert set(memory_on.state.events) == committed, output
+    assert len(memory_on.state.souls["pippa"].memories) == 5
+    assert OutboxEvent.objects.filter(status="delivered").count() == 5
+    assert min(OutboxEvent.objects.values_list("attempts", flat=True)) >= 2

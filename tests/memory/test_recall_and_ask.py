@@ -141,6 +141,74 @@ def test_no_answers_are_fetched_when_no_question_is_out(
     assert not [r for r in memory_on.received if "/answers" in r["path"]]
 
 
+def test_an_answer_that_arrives_between_turns_rides_the_next_turn(
+    memory_on: ReferenceEngine, conversation: Conversation, sent_requests: list[Any]
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from pippa_memory.answers import QUESTIONS_OUT
+
+    now = [1000.0]
+    memory_on.state.clock = lambda: now[0]
+    memory_on.state.answer_delay = 30.0
+    memory_on.state.remember("pippa", "The bins go out on Tuesday-4471.")
+    tool_output(conversation, "ask when the bins go out")
+    stored = Conversation.objects.get(pk=conversation.pk)  # as the next request loads it
+    assert stored.extension_flags == [QUESTIONS_OUT]
+
+    run_turn(conversation=stored, text="still thinking?")  # not ready yet: nothing rides
+    now[0] += 60  # the engine answers while nobody is talking
+    stored = Conversation.objects.get(pk=conversation.pk)
+    assert stored.has_extension_flag(QUESTIONS_OUT)
+    run_turn(conversation=stored, text="and now?")  # rides this turn
+
+    stored = Conversation.objects.get(pk=conversation.pk)
+    assert stored.extension_flags == []
+    fetches = len([r for r in memory_on.received if r["path"].endswith("/answers")])
+    with CaptureQueriesContext(connection) as queries:
+        run_turn(conversation=stored, text="anything else?")  # no question out: no look
+
+    slots = [r["messages"][-1]["content"] for r in sent_requests[-3:]]
+    assert ["Tuesday-4471" in json.dumps(s) for s in slots] == [False, True, False]
+    assert len([r for r in memory_on.received if r["path"].endswith("/answers")]) == fetches
+    assert not [q for q in queries.captured_queries if "pendingask" in q["sql"]]
+
+
+def test_the_questions_out_flag_falls_only_with_the_last_answer(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    from pippa_memory.answers import QUESTIONS_OUT, record_answered
+
+    first = tool_output(conversation, "ask one thing")["ask_id"]
+    second = tool_output(conversation, "ask another thing")["ask_id"]
+
+    record_answered(conversation, ask_ids=[first])
+    assert Conversation.objects.get(pk=conversation.pk).extension_flags == [QUESTIONS_OUT]
+    record_answered(conversation, ask_ids=[second])
+    assert Conversation.objects.get(pk=conversation.pk).extension_flags == []
+    assert conversation.extension_flags == []
+
+
+def test_an_ask_whose_row_is_rolled_back_leaves_no_flag(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    from django.db import transaction
+
+    from pippa_memory.answers import record_ask
+
+    def failing_turn() -> None:
+        with transaction.atomic():
+            record_ask(conversation=conversation, ask_id="ask_x", question="q")
+            raise RuntimeError("the turn failed")
+
+    with pytest.raises(RuntimeError):
+        failing_turn()
+
+    assert Conversation.objects.get(pk=conversation.pk).extension_flags == []
+    assert not PendingAsk.objects.exists()
+
+
 def test_ask_with_the_engine_down_is_unavailable_and_nothing_waits(
     memory_on: ReferenceEngine, conversation: Conversation
 ) -> None:
@@ -150,6 +218,7 @@ def test_ask_with_the_engine_down_is_unavailable_and_nothing_waits(
 
     assert output["error"] == "memory_unavailable"
     assert not PendingAsk.objects.exists()
+    assert Conversation.objects.get(pk=conversation.pk).extension_flags == []
 
 
 @pytest.mark.parametrize("kit_class", ALL_KITS, ids=lambda k: k.adapter)

@@ -33,6 +33,12 @@ def memory_ids() -> list[str]:
         ({"READ_TIMEOUT": "1"}, ["pippa_memory.E002"]),
         ({"MAX_BLOCK_CHARS": 0}, ["pippa_memory.E003"]),
         ({"BREAKER_FAIL_MAX": 2.5}, ["pippa_memory.E003"]),
+        ({"OUTBOX_POLL_INTERVAL": 0}, ["pippa_memory.E002"]),
+        ({"OUTBOX_BATCH_SIZE": 0}, ["pippa_memory.E003"]),
+        ({"OUTBOX_WORKER_THREADS": 1.5}, ["pippa_memory.E003"]),
+        ({"OUTBOX_WAKE_ADDRESS": "127.0.0.1"}, ["pippa_memory.E006"]),
+        ({"OUTBOX_WAKE_ADDRESS": "127.0.0.1:99999"}, ["pippa_memory.E006"]),
+        ({"OUTBOX_WAKE_ADDRESS": ""}, []),
         (
             {"URL": "ftp://engine", "TOKEN": "", "CONNECT_TIMEOUT": -1, "MAX_RESPONSE_BYTES": 0},
             ["pippa_memory.E001", "pippa_memory.E002", "pippa_memory.E003", "pippa_memory.W002"],
@@ -45,6 +51,18 @@ def test_each_unusable_memory_setting_is_named_by_its_check(
     configure(**{**GOOD, **values})
 
     assert memory_ids() == ids
+
+
+def test_an_sqlite_too_old_to_claim_outbox_rows_is_named(
+    configure: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.db import connection
+
+    configure(**GOOD)
+    monkeypatch.setattr("pippa_memory.checks.sqlite3.sqlite_version_info", (3, 34, 1))
+
+    expected = ["pippa_memory.E007"] if connection.vendor == "sqlite" else []
+    assert memory_ids() == expected
 
 
 def test_with_memory_switched_off_no_memory_setting_is_checked(configure: Any) -> None:

@@ -1,11 +1,13 @@
 """Under load, through gunicorn: 50 chat turns sent at once (50 members, each in their own
-conversation) while the engine flaps between up and down are all answered, and every turn event
-reaches the engine exactly once in effect; a bounded load on the brain door gets no server error."""
+conversation) while the engine flaps between up and down are all answered, and the delivery
+worker, running beside them, gets every turn event to the engine exactly once in effect; a bounded
+load on the brain door gets no server error."""
 
 import base64
 import json
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -13,15 +15,13 @@ from datetime import UTC, datetime
 import pytest
 import requests
 from django.contrib.auth import get_user_model
-from django.utils import timezone
 from standardwebhooks import Webhook
 
-from pippa_memory.delivery import deliver_turn_event
 from pippa_memory.models import OutboxEvent
 from pippa_memory.reference_engine import ReferenceEngine
 from tests.live_servers import free_port, running_server, server_environment
 from tests.memory.conftest import TOKEN
-from tests.memory.test_outbox_workers import database_url
+from tests.memory.test_outbox_workers import database_url, start_worker, stop, worker_env
 from webui.models import Soul, Vessel
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -31,7 +31,13 @@ PASSWORD = "load-test-password-42"
 
 
 @pytest.fixture
-def gunicorn(engine: ReferenceEngine) -> Iterator[str]:
+def wake_address() -> str:
+    """Where this test's web server rings this test's delivery worker."""
+    return f"127.0.0.1:{free_port()}"
+
+
+@pytest.fixture
+def gunicorn(engine: ReferenceEngine, wake_address: str) -> Iterator[str]:
     """The WSGI app under gunicorn with three workers, on this test's database."""
     port = free_port()
     env = server_environment(
@@ -46,6 +52,7 @@ def gunicorn(engine: ReferenceEngine) -> Iterator[str]:
         PIPPA_MEMORY_BREAKER_RESET_TIMEOUT="0.2",
         PIPPA_MEMORY_BRAIN_SECRET=SECRET,
         PIPPA_MEMORY_BRAIN_RATE="100000/min",
+        PIPPA_MEMORY_OUTBOX_WAKE_ADDRESS=wake_address,
     )
     command = [sys.executable, "-m", "gunicorn", "webui.wsgi", "-w", "3", "-b", f"127.0.0.1:{port}"]
     with running_server(command, port=port, env=env) as url:
@@ -76,17 +83,27 @@ def logged_in(url: str) -> requests.Session:
 
 
 def test_50_concurrent_turns_while_the_engine_flaps(
-    gunicorn: str, memory_on: ReferenceEngine, household: None
+    gunicorn: str, memory_on: ReferenceEngine, household: None, wake_address: str
 ) -> None:
-    engine = memory_on  # this process delivers the events afterwards, to the same engine
-    stop = threading.Event()
+    engine = memory_on  # the gunicorn workers' engine, and the delivery worker's
+    worker = start_worker(
+        engine,
+        env=worker_env(
+            engine,
+            OUTBOX_WAKE_ADDRESS=wake_address,
+            OUTBOX_BASE_DELAY="0.1",
+            OUTBOX_MAX_DELAY="0.5",
+            OUTBOX_POLL_INTERVAL="0.2",
+        ),
+    )
+    stop_flapping = threading.Event()
 
     def flap() -> None:
-        while not stop.is_set():
+        while not stop_flapping.is_set():
             engine.set_fault("down")
-            stop.wait(0.07)
+            stop_flapping.wait(0.07)
             engine.reset()
-            stop.wait(0.05)
+            stop_flapping.wait(0.05)
 
     # Each member logs in and opens a conversation, then all 50 send their turn at once.
     members = 50
@@ -129,19 +146,19 @@ def test_50_concurrent_turns_while_the_engine_flaps(
         thread.start()
     for thread in threads:
         thread.join(timeout=120)
-    stop.set()
+    stop_flapping.set()
     flapper.join()
     engine.reset()
+    deadline = time.monotonic() + 60  # the engine is up now: the worker retries what is left
+    while OutboxEvent.objects.exclude(status="delivered").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    output = stop(worker)
 
     assert failures == []
     assert statuses == [201] * members
     events = OutboxEvent.objects.all()
     assert events.count() == members
-    for _ in range(5):  # the engine is up now: deliver what the flapping left pending
-        OutboxEvent.objects.filter(status="pending").update(next_attempt_at=timezone.now())
-        for event_id in OutboxEvent.objects.filter(status="pending").values_list("id", flat=True):
-            deliver_turn_event(str(event_id))
-    assert OutboxEvent.objects.filter(status="delivered").count() == members
+    assert OutboxEvent.objects.filter(status="delivered").count() == members, output
     assert set(engine.state.events) == {str(i) for i in events.values_list("id", flat=True)}
     remembered = sorted(m.text for m in engine.state.souls["pippa"].memories)
     assert remembered == sorted(f"fact {i}" for i in range(members))

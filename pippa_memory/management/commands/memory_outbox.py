@@ -1,5 +1,6 @@
-"""``manage.py memory_outbox status|sweep|redrive``: the turn-event outbox, for operators."""
+"""``manage.py memory_outbox status|deliver|sweep|redrive``: the turn-event outbox, for operators."""
 
+import signal
 import time
 from typing import Any
 
@@ -11,25 +12,36 @@ from tqdm import tqdm
 from pippa_memory.conf import memory_settings
 from pippa_memory.models import OutboxEvent
 from pippa_memory.outbox import make_due, sweep_outbox
+from pippa_memory.outbox_worker import Doorbell, run_worker
 
 
 class Command(BaseCommand):
     help = (
-        "status: backlog and dead counts. sweep: enqueue due events once (or --every N seconds). "
-        "redrive: make due and dead events pending now, enqueue them, and show progress until they "
-        "drain (the task worker delivers them)."
+        "status: backlog and dead counts. deliver: the delivery worker (claims due events, posts "
+        "them, woken by commits; --drain stops when none is due). sweep: deliver every due event "
+        "once. redrive: make due and dead events pending now and show progress until they drain "
+        "(the delivery worker delivers them)."
     )
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("action", choices=["status", "sweep", "redrive"])
+        parser.add_argument("action", choices=["status", "deliver", "sweep", "redrive"])
         parser.add_argument(
-            "--every",
-            type=float,
+            "--threads",
+            type=int,
             default=None,
-            help="sweep: repeat every N seconds (default once; 0 uses OUTBOX_SWEEP_INTERVAL).",
+            help="deliver: delivery threads (default OUTBOX_WORKER_THREADS).",
         )
         parser.add_argument(
-            "--no-wait", action="store_true", help="redrive: enqueue and return at once."
+            "--batch",
+            type=int,
+            default=None,
+            help="deliver: events claimed at a time (default OUTBOX_BATCH_SIZE).",
+        )
+        parser.add_argument(
+            "--drain", action="store_true", help="deliver: stop once no event is due."
+        )
+        parser.add_argument(
+            "--no-wait", action="store_true", help="redrive: make them due and return at once."
         )
         parser.add_argument(
             "--timeout", type=float, default=600.0, help="redrive: stop watching after N seconds."
@@ -62,26 +74,44 @@ class Command(BaseCommand):
                 self.style.WARNING("Dead events never reached the engine: `memory_outbox redrive`.")
             )
 
-    def do_sweep(self, *, every: float | None, **options: Any) -> None:
-        if every is None:
-            self.stdout.write(f"Enqueued {sweep_outbox()} due event(s).")
-            return
-        interval = every or memory_settings.OUTBOX_SWEEP_INTERVAL
-        self.stdout.write(f"Sweeping the outbox every {interval:g} s. Ctrl-C stops.")
+    def do_deliver(
+        self, *, threads: int | None, batch: int | None, drain: bool, **options: Any
+    ) -> None:
+        threads = threads or memory_settings.OUTBOX_WORKER_THREADS
+        batch = batch or memory_settings.OUTBOX_BATCH_SIZE
+        bell = Doorbell()
+
+        def announce(hears_rings: bool) -> None:
+            if drain:
+                return
+            woken = f"woken at {memory_settings.OUTBOX_WAKE_ADDRESS}, " if hears_rings else ""
+            self.stdout.write(
+                f"Delivering turn events with {threads} thread(s), {batch} at a time; {woken}"
+                f"polling every {memory_settings.OUTBOX_POLL_INTERVAL:g} s. Ctrl-C stops."
+            )
+            self.stdout.flush()
+
+        if not drain:
+            # honcho and systemd stop a process with SIGTERM: finish the batches in hand, then go.
+            signal.signal(signal.SIGTERM, lambda *_: bell.stop())
         try:
-            while True:
-                found = sweep_outbox()
-                if found:
-                    self.stdout.write(f"{timezone.now():%H:%M:%S} enqueued {found} due event(s)")
-                time.sleep(interval)
+            counts = run_worker(
+                threads=threads, batch=batch, drain=drain, bell=bell, on_ready=announce
+            )
         except KeyboardInterrupt:
+            bell.stop()
             return
+        summary = ", ".join(f"{counts[k]} {k}" for k in ("delivered", "retry", "dead", "released"))
+        self.stdout.write(f"Attempts: {summary}.")
+
+    def do_sweep(self, **options: Any) -> None:
+        self.stdout.write(f"Attempted {sweep_outbox()} due event(s).")
 
     def do_redrive(self, *, no_wait: bool, timeout: float, **options: Any) -> None:
         waiting = OutboxEvent.objects.exclude(status=OutboxEvent.Status.DELIVERED)
         ids = list(waiting.values_list("id", flat=True))
         made = make_due(OutboxEvent.objects.filter(id__in=ids), revive_dead=True)
-        self.stdout.write(f"Re-enqueued {made} event(s).")
+        self.stdout.write(f"Made {made} event(s) due now.")
         if no_wait or not made:
             return
         deadline = time.monotonic() + timeout
@@ -91,7 +121,8 @@ class Command(BaseCommand):
                 if time.monotonic() > deadline:
                     raise CommandError(
                         f"{made - done} event(s) still undelivered after {timeout:g} s: is the "
-                        "task worker running and the engine up? `memory_outbox status` shows more."
+                        "delivery worker (`memory_outbox deliver`) running and the engine up? "
+                        "`memory_outbox status` shows more."
                     )
                 time.sleep(0.5)
                 settled = OutboxEvent.objects.filter(id__in=ids).exclude(

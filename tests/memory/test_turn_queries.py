@@ -1,0 +1,51 @@
+"""What memory costs a turn in SQL: one query more than memory off (the outbox row, in the turn's
+own transaction), the same at the 3rd turn as at the 40th, and no query for questions out."""
+
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from pippa_memory.reference_engine import ReferenceEngine
+from webui.models import Conversation
+from webui.turns import run_turn
+
+pytestmark = pytest.mark.django_db
+
+#: Queries of a later chat turn on the offline vessel with memory off (the host's own), on both
+#: backends. A change here is a regression to explain, or a saving to write down.
+HOST_QUERIES = 26
+
+
+def queries_of_turn(conversation: Conversation, text: str) -> list[str]:
+    with CaptureQueriesContext(connection) as queries:
+        run_turn(conversation=conversation, text=text)
+    return [q["sql"] for q in queries.captured_queries]
+
+
+def later_turn_queries(conversation: Conversation, *, at: int) -> list[str]:
+    for index in range(at - 1):
+        run_turn(conversation=conversation, text=f"turn {index}")
+    return queries_of_turn(conversation, "how is the garden?")
+
+
+def test_a_later_turn_with_memory_off_makes_the_hosts_queries_only(
+    configure: Any, make_conversation: Any
+) -> None:
+    configure(ENABLED=False)
+
+    assert len(later_turn_queries(make_conversation(), at=3)) == HOST_QUERIES
+
+
+@pytest.mark.parametrize("at", [3, 40])
+def test_a_later_turn_with_memory_on_adds_only_its_outbox_row(
+    memory_on: ReferenceEngine, make_conversation: Any, at: int
+) -> None:
+    queries = later_turn_queries(make_conversation(), at=at)
+
+    memory = [q for q in queries if "pippa_memory" in q or "django_tasks" in q]
+    assert len(queries) == HOST_QUERIES + 1, queries
+    assert len(memory) == 1
+    assert memory[0].startswith('INSERT INTO "pippa_memory_outboxevent"')
+    assert not [r for r in memory_on.received if r["path"] != "/v1/souls/pippa/head"]
