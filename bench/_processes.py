@@ -46,7 +46,7 @@ def procfile() -> dict[str, str]:
 
 def delivery_processes() -> dict[str, str]:
     """The Procfile processes that deliver turn events: whichever run the task worker or the
-    outbox (today ``worker``, the django-tasks ``db_worker``, and ``outbox``, the sweep)."""
+    outbox (today ``outbox``, ``memory_outbox deliver``)."""
     return {
         name: command
         for name, command in procfile().items()

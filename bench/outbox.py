@@ -1,14 +1,15 @@
 """Turn-event delivery through the real worker process, against a raw ``requests`` loop.
 
 The reference engine runs in its own process (``manage.py memory_engine``), the delivery processes
-run as the ``Procfile`` states them (:data:`WORKER_COMMANDS`: today the django-tasks ``db_worker``
-and the outbox sweep), on the bench's database. Each round, interleaved:
+run as the ``Procfile`` states them (:data:`WORKER_COMMANDS`: today ``memory_outbox deliver``, whose
+threads claim due outbox rows), on the bench's database. Each round, interleaved:
 
 - **worker**: the workers are warmed up (one event delivered), paused (SIGSTOP), ``--events``
   assistant rows are committed the normal way (each writes its turn event), the workers are
   resumed (SIGCONT) and the clock runs until every one of those events is delivered;
 - **raw**: the same payloads (new event ids) posted with one ``requests.Session().post`` loop to
-  the same engine, with the same headers, one at a time as one worker process delivers them.
+  the same engine, with the same headers, as many loops at once as the worker has delivery
+  threads (:func:`concurrency`).
 
 Afterwards the engine's request log is read to check that it recorded every event of both arms
 once. The figure is raw time / worker time (target at least 0.8).
@@ -39,9 +40,16 @@ from _setup import arguments, backend_name, configure_memory, household, median,
 #: The processes that deliver turn events, name to command: the Procfile's, so the bench runs what
 #: production runs. Change this one line if delivery moves to another command.
 WORKER_COMMANDS: dict[str, str] = delivery_processes()
-#: Deliveries in flight at once, for both arms: one worker process delivers one event at a time.
-#: If the delivery processes deliver several at once, set it to that, and the raw arm matches.
-CONCURRENCY = 1
+
+
+def concurrency() -> int:
+    """Deliveries in flight at once, for both arms: the worker's delivery threads
+    (``PIPPA_MEMORY_OUTBOX_WORKER_THREADS``), so the raw arm runs as many loops."""
+    from pippa_memory.conf import memory_settings
+
+    return int(memory_settings.OUTBOX_WORKER_THREADS)
+
+
 SECTION = "Turn-event delivery"
 
 
@@ -135,7 +143,7 @@ def worker_round(h: dict[str, Any], processes: list[Any], count: int) -> tuple[f
 
 def raw_round(engine_url: str, payloads: list[dict[str, Any]]) -> tuple[float, list[str]]:
     """Seconds plain ``requests.Session().post`` loops take to post ``payloads`` (new ids),
-    :data:`CONCURRENCY` loops at once, each with its own session."""
+    :func:`concurrency` loops at once, each with its own session."""
     from pippa_memory.contract import CONTRACT_HEADER
     from webui.canonical import canonical_bytes
 
@@ -164,10 +172,8 @@ def raw_round(engine_url: str, payloads: list[dict[str, Any]]) -> tuple[float, l
             if answer.status_code >= 300:
                 failures.append(f"{answer.status_code} {answer.text[:200]}")
 
-    loops = [
-        threading.Thread(target=post_all, args=(bodies[n::CONCURRENCY],))
-        for n in range(CONCURRENCY)
-    ]
+    count = concurrency()
+    loops = [threading.Thread(target=post_all, args=(bodies[n::count],)) for n in range(count)]
     started = time.perf_counter()
     for loop in loops:
         loop.start()
@@ -230,8 +236,9 @@ def report(args: Any, worker: list[float], raw: list[float], all_once: bool) -> 
         what=(
             f"{events} committed turn events delivered by the Procfile's delivery processes "
             f"({', '.join(WORKER_COMMANDS)}; paused while the events were written, timed from "
-            f"resume to the last delivered) against one requests.Session().post loop posting the "
-            f"same payloads to the same engine process, {CONCURRENCY} at a time; raw time / "
+            f"resume to the last delivered) against {concurrency()} requests.Session().post loops "
+            f"at once (as many as the worker's delivery threads) posting the same payloads to the "
+            f"same engine process; raw time / "
             f"worker time, median of {args.rounds} interleaved rounds"
         ),
         section=SECTION,

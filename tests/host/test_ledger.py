@@ -350,19 +350,6 @@ def test_a_prefix_that_cannot_be_read_costs_the_turn_nothing(
     assert "could not read call 0" in caplog.text
 
 
-def test_a_message_changed_behind_the_turns_back_is_drift_in_history_with_no_cause(
-    conversation: Conversation,
-) -> None:
-    # The admin can no longer change a message (tests/host/test_admin_history.py); a row
-    # rewritten any other way moves the history, and the ledger shows it as a defect.
-    run_turn(conversation=conversation, text="hello")
-    first = conversation.messages.order_by("sequence").first()
-    Message.objects.filter(pk=first.pk).update(content="hello, rewritten")
-    run_turn(conversation=conversation, text="again")
-
-    assert drifts(conversation) == [("history", "")]
-
-
 def test_a_call_stopped_mid_answer_is_kept_marked_stopped_and_the_next_turn_extends_it(
     conversation: Conversation,
 ) -> None:
