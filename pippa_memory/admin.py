@@ -28,19 +28,10 @@ from pippa_memory.outbox import make_due
 from pippa_memory.pinning import request_repin, stored_block
 from webui.admin_conversations import ConversationSiteLink
 from webui.models import Conversation
+from webui.read_only_admin import ReadOnlyRecordAdmin
 
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Records are written by the system; staff holding the model's view permission read them."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
+ReadOnlyAdmin = ReadOnlyRecordAdmin
+"""Records are written by the system; staff holding the model's view permission read them."""
 
 
 @admin.register(PinRecord)

@@ -10,6 +10,7 @@ from django.http import HttpRequest
 # Conversations, messages and vault snapshots: their own module (history is read only there).
 from webui import admin_conversations  # noqa: F401
 from webui.models import DailyChore, ScheduledJob, Soul, UnattendedRun, Vessel, VesselCall
+from webui.read_only_admin import ReadOnlyRecordAdmin
 from webui.unattended_display import describe_memory
 from webui.vault import vault_problem
 from webui.vessels.connection import check_connection, key_status
@@ -111,7 +112,7 @@ class DailyChoreAdmin(admin.ModelAdmin):
 
 
 @admin.register(VesselCall)
-class VesselCallAdmin(admin.ModelAdmin):
+class VesselCallAdmin(ReadOnlyRecordAdmin):
     """The cache ledger, read only: a row per vessel call, written by turns. Counts, hashes and
     drift causes only; a row holds no prompt text."""
 
@@ -132,12 +133,3 @@ class VesselCallAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
     list_select_related = ["conversation__soul", "conversation__vessel", "vessel"]
     readonly_fields = [f.name for f in VesselCall._meta.fields]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False

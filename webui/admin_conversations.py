@@ -18,6 +18,7 @@ from django.utils.safestring import SafeString
 from webui.cache_chart import cached_share_chart
 from webui.cache_report import turn_shares
 from webui.models import Conversation, Message, VaultSnapshot
+from webui.read_only_admin import ReadOnlyRecordAdmin
 
 WITHHELD_MESSAGE = (
     "Said in member {viewer}'s conversation: it holds what they said and what their memory "
@@ -168,19 +169,6 @@ class ConversationAdmin(ConversationSiteLink, admin.ModelAdmin):
     def cache_chart(self, conversation: Conversation) -> SafeString:
         """The conversation's ledger as a small chart: counts only, no text."""
         return cached_share_chart(turn_shares(conversation))
-
-
-class ReadOnlyRecordAdmin(admin.ModelAdmin):
-    """Rows the system writes and nobody edits: staff holding the view permission read them."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
 
 
 @admin.register(Message)
