@@ -80,7 +80,7 @@ class ProviderCache:
         (slot left out), the indexes of the messages that carry a cache marker, and the size of
         the whole request (slot included)."""
         from webui.canonical import canonical_bytes
-        from webui.ledger import without_markers
+        from webui.vessels.encoding import without_markers
 
         request = without_markers(body, self.adapter.cache_marker_keys)
         raw = list(body.get(self.adapter.messages_key) or [])

@@ -69,7 +69,7 @@ def sent_bytes(adapter: Any, request: dict[str, Any]) -> bytes:
 def cache_order(adapter: Any, body: bytes) -> bytes:
     """``body`` re-cut in the providers' cache order, markers removed, each part as sent."""
     from webui.canonical import canonical_bytes
-    from webui.ledger import without_markers
+    from webui.vessels.encoding import without_markers
 
     request = without_markers(json.loads(body), adapter.cache_marker_keys)
     keys = [adapter.tools_key, adapter.system_key, adapter.messages_key]

@@ -21,13 +21,14 @@ import hashlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.db import DatabaseError, transaction
 
 from webui.canonical import canonical_bytes
 from webui.models import Conversation, Message, VesselCall
 from webui.prompt import Prompt, ToolDefinition
+from webui.vessels.encoding import list_bytes, stable_bytes, without_markers
 
 if TYPE_CHECKING:
     from webui.vessels.base import VesselAdapter
@@ -53,22 +54,6 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def list_bytes(items: Sequence[bytes]) -> bytes:
-    """Canonical JSON of a list whose items are already canonical JSON."""
-    return b"[" + b",".join(items) + b"]"
-
-
-def without_markers(value: Any, keys: frozenset[str]) -> Any:
-    """``value`` with every member named in ``keys`` removed, at any depth."""
-    if not keys:
-        return value
-    if isinstance(value, dict):
-        return {k: without_markers(v, keys) for k, v in value.items() if k not in keys}
-    if isinstance(value, list):
-        return [without_markers(v, keys) for v in value]
-    return value
-
-
 @dataclass(frozen=True)
 class StablePrefix:
     """A request's stable prefix: each section's sha256, its length, and its messages' bytes."""
@@ -89,18 +74,19 @@ def stable_prefix(
     its cache markers removed. The system text goes out verbatim in every adapter, so its
     sections are hashed as the prompt's own texts (:meth:`Prompt.front_sections`)."""
     stable = replace(prompt, turn_slot=())
-    request = without_markers(
-        adapter.build_request(prompt=stable, tools=tools), adapter.cache_marker_keys
-    )
+    request = adapter.build_request(prompt=stable, tools=tools)
+    markers = adapter.cache_marker_keys
     messages = list(request.get(adapter.messages_key) or [])
     leading = len(adapter.render_system(prompt.system_text))
-    all_encoded = [canonical_bytes(message) for message in messages]
+    # The history's messages carry their bytes (webui.vessels.encoding): not encoded again.
+    all_encoded = [stable_bytes(message, markers) for message in messages]
     encoded = tuple(all_encoded[leading:])
     turn_count = len(adapter.render_turn(stable))
     history, turn = encoded[: len(encoded) - turn_count], encoded[len(encoded) - turn_count :]
-    tools_bytes = canonical_bytes(request.get(adapter.tools_key) or [])
+    tools_bytes = canonical_bytes(without_markers(request.get(adapter.tools_key) or [], markers))
     # The system text in its own field, or (``system_key`` None) inside the message list.
-    system_bytes = canonical_bytes(request.get(adapter.system_key)) if adapter.system_key else b""
+    system = request.get(adapter.system_key) if adapter.system_key else None
+    system_bytes = canonical_bytes(without_markers(system, markers)) if adapter.system_key else b""
     front = prompt.front_sections()
     sections = {
         "tools": digest(tools_bytes),

@@ -80,6 +80,12 @@ class HistoryMessage:
     role: Literal["user", "assistant"]
     text: str
     rounds: tuple[ToolRound, ...] = ()
+    #: This message as each adapter class rendered it, kept with the message so a history kept
+    #: per process is rendered and encoded once (:meth:`VesselAdapter.render_history`). Not a
+    #: field of the message: not compared, not copied by ``replace``.
+    renderings: dict[type, tuple[Any, ...]] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from webui.prompt import (
     ToolRound,
     ToolUse,
 )
+from webui.vessels.encoding import EncodedMessage
 from webui.vessels.errors import VesselError, unencodable_text_error
 from webui.vessels.key_env import api_key_env_problem
 from webui.vessels.streaming import Framing, ReplyDone, StreamEvent, StreamParser, TextDelta
@@ -266,16 +267,30 @@ class VesselAdapter(ABC):
 
     def render_history(self, history: Sequence[HistoryMessage]) -> list[Message]:
         """The persisted turns: each user message, each assistant turn as its tool rounds then
-        its final text."""
+        its final text. Each stored message is rendered and encoded once per adapter class and
+        kept with it (:mod:`webui.vessels.encoding`)."""
         messages: list[Message] = []
+        kind = type(self)
         for message in history:
-            if message.role == "user":
-                messages += self.render_user(message.text)
-                continue
-            for tool_round in message.rounds:
-                messages += self.render_tool_round(tool_round)
-            messages += self.render_assistant_text(message.text)
+            rendered = message.renderings.get(kind)
+            if rendered is None:
+                rendered = tuple(
+                    EncodedMessage(part, marker_keys=self.cache_marker_keys)
+                    for part in self.render_stored(message)
+                )
+                message.renderings[kind] = rendered
+            messages += rendered
         return messages
+
+    def render_stored(self, message: HistoryMessage) -> list[Message]:
+        """One persisted message: a user message, or an assistant turn as its tool rounds then
+        its final text."""
+        if message.role == "user":
+            return self.render_user(message.text)
+        messages: list[Message] = []
+        for tool_round in message.rounds:
+            messages += self.render_tool_round(tool_round)
+        return messages + self.render_assistant_text(message.text)
 
     def render_turn(self, prompt: Prompt) -> list[Message]:
         """The turn in progress: the newest user message with the per-turn slot, then the tool

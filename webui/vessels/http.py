@@ -16,7 +16,6 @@ from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from typing import Any, ClassVar, TypeVar
 
-from webui.canonical import canonical_bytes
 from webui.conf import webui_settings
 from webui.outbound_http import (
     Answer,
@@ -35,6 +34,7 @@ from webui.outbound_http import (
 )
 from webui.redaction import mask_secrets
 from webui.vessels.base import VesselAdapter
+from webui.vessels.encoding import request_bytes
 from webui.vessels.errors import VesselError
 from webui.vessels.streaming import Framing, stream_records
 
@@ -231,7 +231,7 @@ class RequestsAdapter(VesselAdapter):
         """The body, headers and bounds of one POST of ``request``: canonical JSON, the vessel's
         timeouts, ``deadline_at`` and the size cap."""
         return CallBounds(
-            data=canonical_bytes(self.wire_body(request)),
+            data=request_bytes(self.wire_body(request), messages_key=self.messages_key),
             headers={"Content-Type": "application/json", "Accept": accept, **self.headers()},
             connect_timeout=self.vessel.connect_timeout,
             read_timeout=self.vessel.read_timeout,

@@ -26,6 +26,7 @@ from webui.vessels.base import (
     text_part,
     text_parts_message,
 )
+from webui.vessels.encoding import request_bytes
 from webui.vessels.offline_sentences import MEMORY_TOOL, reply_from_results, slot_answer_sentences
 from webui.vessels.streaming import Framing, PartialEvent, StreamParser
 
@@ -168,7 +169,7 @@ class OfflineAdapter(VesselAdapter):
             text, calls = self._answer_user(user_text, tools)
             if not calls:
                 text = with_slot_answers(text, request["messages"])
-        prompt_chars = len(canonical_json(request))
+        prompt_chars = len(request_bytes(request, messages_key=self.messages_key).decode("utf-8"))
         return {
             "text": text,
             "tool_calls": calls,
