@@ -37,7 +37,9 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def do_GET(self) -> None:
-        self.server.received.append({"path": self.path, "headers": dict(self.headers)})
+        self.server.received.append(
+            {"path": self.path, "headers": dict(self.headers), "port": self.client_address[1]}
+        )
         if self.path == "/drip":
             self.send_response(200)
             self.send_header("Content-Length", "100000")
@@ -114,6 +116,22 @@ def test_the_session_names_its_role_in_the_user_agent(server: ThreadingHTTPServe
 
     assert (answer.status, answer.body) == (200, b"{}")
     assert server.received[0]["headers"]["User-Agent"] == "pippa-webui (test-role)"
+
+
+def test_a_connection_read_to_its_end_is_used_again_and_one_cut_off_is_not(
+    server: ThreadingHTTPServer,
+) -> None:
+    # A vessel's next call need not open (and, over TLS, handshake) a connection of its own.
+    get(server.url + "/plain")
+    get(server.url + "/big", max_bytes=1_000_000)
+    get(server.url + "/plain")
+    with pytest.raises(BodyTooLarge):
+        get(server.url + "/big", max_bytes=1024)  # dropped with its body unread
+    get(server.url + "/plain")
+
+    ports = [r["port"] for r in server.received]
+    assert ports[:4] == [ports[0]] * 4
+    assert ports[4] != ports[0]
 
 
 def test_a_call_without_a_timeout_is_refused_before_anything_is_sent(
