@@ -150,7 +150,9 @@ class StreamedAnswer:
         return b"".join(self.chunks())
 
     def close(self) -> None:
-        """Hand the connection back now; what has not been read is dropped."""
+        """Hand the connection back now. One whose body was read to its end is already back in
+        the session's pool for the next call (no new connection, no new TLS handshake); one with
+        body left unread is closed, and what was not read is dropped."""
         self.response.close()
 
 

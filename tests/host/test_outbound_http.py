@@ -1,6 +1,6 @@
 """The one outbound HTTP exchange every caller uses: a session that names its role and refuses a call
 without a timeout, a total deadline and a size cap that hold while the body arrives, redirects
-answered rather than followed, transport failures as the module's own exceptions (never quoting a
+answered rather than followed, a connection read to its end kept for the next call, transport failures as the module's own exceptions (never quoting a
 header), ``Retry-After`` read as seconds or an HTTP date, and full-jitter backoff within its bounds.
 Over a real loopback socket."""
 

@@ -241,7 +241,8 @@ def test_a_block_over_the_cap_is_refused_never_cut(
 def test_the_breaker_opens_and_the_engine_sees_no_connection_until_reset(
     memory_on: ReferenceEngine, configure: Any, make_conversation: Any
 ) -> None:
-    configure(BREAKER_FAIL_MAX=2, BREAKER_RESET_TIMEOUT=0.6)
+    # Long enough that a loaded machine's five turns all fall inside it (0.6 s did not, once).
+    configure(BREAKER_FAIL_MAX=2, BREAKER_RESET_TIMEOUT=2.0)
     memory_on.set_fault("error", status=503)
 
     for _ in range(5):
@@ -252,7 +253,7 @@ def test_the_breaker_opens_and_the_engine_sees_no_connection_until_reset(
     assert reasons == ["http_error", "http_error", "breaker_open", "breaker_open", "breaker_open"]
 
     memory_on.reset()
-    threading.Event().wait(0.7)  # past the breaker's reset time: one call may go through
+    threading.Event().wait(2.1)  # past the breaker's reset time: one call may go through
     late = make_conversation()
     run_turn(conversation=late, text="hello")
 
