@@ -1,9 +1,9 @@
 """What the memory layer costs a chat turn on the offline vessel, in process, and what a failing
 engine costs it.
 
-- **Fixed cost**: memory on (engine up) against memory off, per turn after the first, arms
-  interleaved round by round, one fresh conversation per arm and round; the median per round,
-  and the median of the rounds' ratios.
+- **Fixed cost**: memory on (engine up) against memory off, per turn after the first, one
+  fresh conversation per arm and round, their turns taken in alternation (so each pair sees the
+  same machine); the median per round, and the median of the rounds' ratios.
 - **Engine down**, on the turns that call the engine: a conversation with a question out (every
   turn fetches its answers) and a ``recall …`` turn (the memory tool calls the engine). The
   engine refuses (a closed port) or hangs (the reference engine's ``hang`` fault: it accepts and
@@ -68,11 +68,14 @@ def fixed_cost(h: dict[str, Any], engine: Any, args: Any) -> None:
     seconds: dict[str, list[float]] = {name: [] for name in arms}
     texts = [f"turn {n}: how is the garden?" for n in range(args.turns)]
     for _ in range(args.rounds):
+        conversations = {}
         for name, values in arms.items():
             configure_memory(**values)
-            conversation = new_conversation(h)
-            run_turn(conversation=conversation, text="hello")  # the first turn pins
-            seconds[name].append(timed(conversation, texts))
+            conversations[name] = new_conversation(h)
+            run_turn(conversation=conversations[name], text="hello")  # the first turn pins
+        on, off = alternated(conversations["on"], conversations["off"], texts, engine.url)
+        seconds["on"].append(on)
+        seconds["off"].append(off)
     ratios = [on / off for on, off in zip(seconds["on"], seconds["off"], strict=True)]
     ratio, backend = median(ratios), backend_name(args.database)
     on, off = median(seconds["on"]) * 1000, median(seconds["off"]) * 1000
@@ -83,7 +86,8 @@ def fixed_cost(h: dict[str, Any], engine: Any, args: Any) -> None:
         met=ratio <= 1.10,
         what=(
             f"run_turn on the offline vessel, engine up; median turn after the first over "
-            f"{args.turns} turns, {args.rounds} interleaved rounds; median of the rounds' ratios"
+            f"{args.turns} turns of each arm taken in alternation, in each of {args.rounds} "
+            f"rounds; median of the rounds' ratios"
         ),
         section=FIXED,
     )

@@ -180,7 +180,11 @@ class OutboxEvent(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     event_type = models.CharField(max_length=50, default="conversation.turn")
-    soul = models.ForeignKey(Soul, on_delete=models.CASCADE, related_name="outbox_events")
+    # Every index is written at every turn: only those the outbox is read by are kept (the
+    # claim's, the conversation's pending events, the one event per message).
+    soul = models.ForeignKey(
+        Soul, on_delete=models.CASCADE, related_name="outbox_events", db_index=False
+    )
     conversation_id = models.UUIDField(db_index=True)
     message_id = models.UUIDField(unique=True)
     payload = models.JSONField()
@@ -189,7 +193,7 @@ class OutboxEvent(models.Model):
     next_attempt_at = models.DateTimeField(default=timezone.now)
     last_error = models.TextField(blank=True)
     last_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    created_at = models.DateTimeField(default=timezone.now)
     delivered_at = models.DateTimeField(null=True, blank=True)
     revived_at = models.DateTimeField(
         null=True, blank=True, help_text="When an operator made it pending again; retries restart."

@@ -85,8 +85,11 @@ def stable_prefix(
     history, turn = encoded[: len(encoded) - turn_count], encoded[len(encoded) - turn_count :]
     tools_bytes = canonical_bytes(without_markers(request.get(adapter.tools_key) or [], markers))
     # The system text in its own field, or (``system_key`` None) inside the message list.
-    system = request.get(adapter.system_key) if adapter.system_key else None
-    system_bytes = canonical_bytes(without_markers(system, markers)) if adapter.system_key else b""
+    system_bytes = (
+        canonical_bytes(without_markers(request.get(adapter.system_key), markers))
+        if adapter.system_key
+        else b""
+    )
     front = prompt.front_sections()
     sections = {
         "tools": digest(tools_bytes),
