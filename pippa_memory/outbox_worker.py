@@ -105,7 +105,7 @@ def run_worker(
 ) -> Counter:
     """Run ``threads`` delivery threads until ``bell`` is stopped (or, with ``drain``, until
     nothing is due); returns how many attempts ended in each outcome. ``on_ready`` is told,
-    once the worker is running, whether it hears rings (``False``: it polls only)."""
+    as the worker starts its threads, whether it hears rings (``False``: it polls only)."""
     bell = bell or Doorbell()
     tally = WorkerTally()
     workers = [
@@ -118,11 +118,12 @@ def run_worker(
         )
         for n in range(threads)
     ]
-    for worker in workers:
-        worker.start()
+    # Told before the first delivery can log, so the worker's first line says how it runs.
     listener = None if drain else open_doorbell()
     if on_ready is not None:
         on_ready(listener is not None)
+    for worker in workers:
+        worker.start()
     try:
         if listener is not None:
             hear_rings(bell, listener, workers)
