@@ -99,7 +99,7 @@ def offline_double(cache: ProviderCache) -> Any:
 def converse(vessel: Any, household: dict[str, Any], turns: int) -> Any:
     """``turns`` turns in a fresh conversation on ``vessel``; a tool round every fifth turn."""
     from webui.models import Conversation
-    from webui.turns import run_turn
+    from webui.turns.service import run_turn
 
     chat = Conversation.objects.create(
         soul=household["soul"], vessel=vessel, viewer=household["user"]
@@ -148,7 +148,7 @@ def make_vessel(kit: Any, adapter: str, model: str) -> Any:
 def run_adapter(adapter: str, model: str, household: dict[str, Any], turns: int, engine: str):
     """One adapter's conversation against its double; the chat and its family's minimum."""
     from tests.host import vessel_kits
-    from webui.cache_prices import cache_price
+    from webui.ledger.prices import cache_price
     from webui.vessels.offline import OfflineAdapter
     from webui.vessels.registry import build_adapter
 
@@ -178,7 +178,7 @@ def ledger_figures(turns: int, *, section: str) -> None:
     from _setup import configure_memory, household
     from prompt_cache import ADAPTERS, MODELS
 
-    from pippa_memory.reference_engine import ReferenceEngine
+    from reference_engine import ReferenceEngine
 
     engine = ReferenceEngine(token="bench-token").start()
     for fact in ("The tea is in the blue tin.", "Picnic on Saturday at the lake."):

@@ -2,13 +2,13 @@
 read from (and written to) its cache for a sequence of requests.
 
 A request is read the way the providers cache it: **tools, then system, then messages**, each as
-the canonical JSON the adapter sends for it (``webui.canonical``), with cache markers
+the canonical JSON the adapter sends for it (``webui.text.canonical``), with cache markers
 (``cache_control``) removed, one *unit* per part and per message. Prefixes match whole units from
 the start of the request: a provider caches at block boundaries, not at any byte. The per-turn
 slot (the ``Current time:`` part after the newest user text) is left out of what is cached: it sits
 at the end of a request, past every prefix a later request can share, and leaving it out lets
 unit matching stand in for the providers' finer, block-level matching inside the newest message.
-Bytes are counted as the cache ledger counts them (``webui.ledger.stable_prefix``): tools, system,
+Bytes are counted as the cache ledger counts them (``webui.ledger.recorder.stable_prefix``): tools, system,
 then the messages as one JSON list; a token is 4 bytes.
 
 - **Anthropic** writes a cache entry at each ``cache_control`` breakpoint (the prefix up to the
@@ -21,7 +21,7 @@ then the messages as one JSON list; a token is 4 bytes.
 - **Ollama** reuses its KV cache the same way, but reports only the tokens it evaluated
   (``prompt_eval_count``): no cached count reaches the ledger.
 
-Minimum lengths come from the price table (``webui.cache_prices``), the same one the bill uses.
+Minimum lengths come from the price table (``webui.ledger.prices``), the same one the bill uses.
 """
 
 import json
@@ -79,7 +79,7 @@ class ProviderCache:
         """``(front, messages, marked, whole)``: the tools and system units, the message units
         (slot left out), the indexes of the messages that carry a cache marker, and the size of
         the whole request (slot included)."""
-        from webui.canonical import canonical_bytes
+        from webui.text.canonical import canonical_bytes
         from webui.vessels.encoding import without_markers
 
         request = without_markers(body, self.adapter.cache_marker_keys)

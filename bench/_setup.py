@@ -124,7 +124,7 @@ def configure_memory(**values: Any) -> None:
     from django.conf import settings
 
     settings.PIPPA_MEMORY = {**settings.PIPPA_MEMORY, **values}
-    from pippa_memory.client import BREAKER
+    from pippa_memory.engine.client import BREAKER
 
     BREAKER.reset()
 

@@ -24,7 +24,7 @@ def new_conversation(h: dict[str, Any]) -> Any:
 
 
 def timed_turn(conversation: Any, text: str) -> float:
-    from webui.turns import run_turn
+    from webui.turns.service import run_turn
 
     started = time.perf_counter()
     run_turn(conversation=conversation, text=text)
@@ -36,7 +36,7 @@ def long_conversation(h: dict[str, Any], turns: int) -> tuple[Any, dict[int, int
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from webui.turns import run_turn
+    from webui.turns.service import run_turn
 
     conversation = new_conversation(h)
     counted = {1, 2, 10, 100, turns}
@@ -52,7 +52,7 @@ def long_conversation(h: dict[str, Any], turns: int) -> tuple[Any, dict[int, int
 def main() -> None:
     args = arguments(__doc__.splitlines()[0], position=(300, 30), samples=(9, 2))
     setup_django(database=args.database, label="growth")
-    from pippa_memory.reference_engine import ReferenceEngine
+    from reference_engine import ReferenceEngine
 
     h = household()
     engine = ReferenceEngine(token="bench-token").start()

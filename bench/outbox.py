@@ -144,8 +144,8 @@ def worker_round(h: dict[str, Any], processes: list[Any], count: int) -> tuple[f
 def raw_round(engine_url: str, payloads: list[dict[str, Any]]) -> tuple[float, list[str]]:
     """Seconds plain ``requests.Session().post`` loops take to post ``payloads`` (new ids),
     :func:`concurrency` loops at once, each with its own session."""
-    from pippa_memory.contract import CONTRACT_HEADER
-    from webui.canonical import canonical_bytes
+    from pippa_memory.engine.contract import CONTRACT_HEADER
+    from webui.text.canonical import canonical_bytes
 
     bodies = []
     for payload in payloads:

@@ -60,7 +60,7 @@ SECTION = "Prompt cache"
 
 def sent_bytes(adapter: Any, request: dict[str, Any]) -> bytes:
     """The body the adapter puts on the wire for ``request`` (the offline vessel: its request)."""
-    from webui.canonical import canonical_bytes
+    from webui.text.canonical import canonical_bytes
 
     wire = getattr(adapter, "wire_body", None)
     return canonical_bytes(wire(request) if wire else request)
@@ -68,7 +68,7 @@ def sent_bytes(adapter: Any, request: dict[str, Any]) -> bytes:
 
 def cache_order(adapter: Any, body: bytes) -> bytes:
     """``body`` re-cut in the providers' cache order, markers removed, each part as sent."""
-    from webui.canonical import canonical_bytes
+    from webui.text.canonical import canonical_bytes
     from webui.vessels.encoding import without_markers
 
     request = without_markers(json.loads(body), adapter.cache_marker_keys)
@@ -90,11 +90,11 @@ def common_prefix(a: bytes, b: bytes) -> int:
 
 def built_requests(adapter_name: str, turns: int, *, pinned: bool) -> tuple[Any, list[bytes]]:
     """The adapter and the bodies it would send on each of ``turns`` turns."""
-    from pippa_memory.pinning import render_block
-    from pippa_memory.tool import MEMORY_TOOL
+    from pippa_memory.pins.pinning import render_block
+    from pippa_memory.turn.tool import MEMORY_TOOL
     from webui.models import Vessel
-    from webui.prompt import HistoryMessage, Prompt, ToolRound, ToolUse
-    from webui.vault import read_vault
+    from webui.prompt.types import HistoryMessage, Prompt, ToolRound, ToolUse
+    from webui.prompt.vault import read_vault
     from webui.vessels.registry import build_adapter
 
     vessel = Vessel(
@@ -154,8 +154,8 @@ def built_requests(adapter_name: str, turns: int, *, pinned: bool) -> tuple[Any,
 def anthropic_cost(adapter: Any, bodies: list[bytes]) -> tuple[float, float, int, int]:
     """``(cost, uncached cost, calls below the minimum, the minimum)`` of ``bodies`` sent to Anthropic, with
     what the double reports read and written at Sonnet's prices and minimum length."""
-    from webui.cache_bill import call_bill, combined
-    from webui.cache_prices import cache_price
+    from webui.ledger.bill import call_bill, combined
+    from webui.ledger.prices import cache_price
 
     price = cache_price(adapter="anthropic", model=MODELS["anthropic"])
     cache = ProviderCache(adapter=adapter, minimum=price.min_cacheable_tokens, explicit=True)

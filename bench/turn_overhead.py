@@ -46,7 +46,7 @@ def new_conversation(h: dict[str, Any]) -> Any:
 
 def timed(conversation: Any, texts: list[str], before: Callable[[], None] | None = None) -> float:
     """Median seconds of one turn per text, on ``conversation``; ``before`` runs untimed first."""
-    from webui.turns import run_turn
+    from webui.turns.service import run_turn
 
     samples = []
     for text in texts:
@@ -59,7 +59,7 @@ def timed(conversation: Any, texts: list[str], before: Callable[[], None] | None
 
 
 def fixed_cost(h: dict[str, Any], engine: Any, args: Any) -> None:
-    from webui.turns import run_turn
+    from webui.turns.service import run_turn
 
     arms = {
         "off": {"ENABLED": False, "URL": engine.url},
@@ -108,7 +108,7 @@ class FailureCount(logging.Handler):
             self.calls.append(f"{words[2]} {words[3]}")
 
     def install(self) -> "FailureCount":
-        client = logging.getLogger("pippa_memory.client")
+        client = logging.getLogger("pippa_memory.engine.client")
         client.addHandler(self)
         client.setLevel(logging.WARNING)
         client.propagate = False  # counted here, not printed
@@ -129,13 +129,13 @@ class FailingEngine:
 
 
 def breaker_state() -> str:
-    from pippa_memory.client import BREAKER
+    from pippa_memory.engine.client import BREAKER
 
     return BREAKER.get().current_state
 
 
 def close_breaker() -> None:
-    from pippa_memory.client import BREAKER
+    from pippa_memory.engine.client import BREAKER
 
     BREAKER.get().close()
 
@@ -143,7 +143,7 @@ def close_breaker() -> None:
 def prepared(h: dict[str, Any], engine: Any, scenario: str) -> Any:
     """A conversation pinned with the engine up; for ``questions out``, with a question asked
     (the engine never answers it, so every later turn fetches answers)."""
-    from webui.turns import run_turn
+    from webui.turns.service import run_turn
 
     configure_memory(ENABLED=True, URL=engine.url)
     conversation = new_conversation(h)
@@ -159,7 +159,7 @@ def alternated(conversation: Any, paired: Any, texts: list[str], url: str) -> tu
     same machine. Memory off makes no engine call, so the breaker stays as it was."""
     from django.conf import settings
 
-    from webui.turns import run_turn
+    from webui.turns.service import run_turn
 
     samples: dict[bool, list[float]] = {True: [], False: []}
     for text in texts:
@@ -184,7 +184,7 @@ def down_arm(
     the engine got while opening, and during the measured turns, and, where ``paired`` (a
     memory-off conversation) is given and the breaker is open, the median of its turns taken in
     alternation with the measured ones (:func:`alternated`)."""
-    from webui.turns import run_turn
+    from webui.turns.service import run_turn
 
     configure_memory(ENABLED=True, URL=failing.url)
     before = failing.requests(path)
@@ -260,7 +260,7 @@ def baseline(h: dict[str, Any], engine: Any, scenario: str, texts: list[str]) ->
 
 def memory_off_conversation(h: dict[str, Any], engine: Any) -> Any:
     """A new conversation past its first turn, memory off (memory is left off)."""
-    from webui.turns import run_turn
+    from webui.turns.service import run_turn
 
     configure_memory(ENABLED=False, URL=engine.url)
     conversation = new_conversation(h)
@@ -328,7 +328,7 @@ def first_turn(h: dict[str, Any], failing: FailingEngine, args: Any) -> None:
     """The first turn (the pin) with the engine hanging and the breaker closed."""
     from django.conf import settings
 
-    from webui.turns import run_turn
+    from webui.turns.service import run_turn
 
     samples = []
     for _ in range(args.down_rounds):
@@ -363,7 +363,7 @@ def main() -> None:
         hang_turns=(2, 1),
     )
     setup_django(database=args.database, label="turns")
-    from pippa_memory.reference_engine import ReferenceEngine
+    from reference_engine import ReferenceEngine
 
     h = household()
     # Up: asks are never answered, so a question stays out.

@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
-from pippa_memory.members import member_id
+from pippa_memory.engine.members import member_id
 from pippa_memory.models import (
     BrainCall,
     ConversationPin,
@@ -24,11 +24,11 @@ from pippa_memory.models import (
     PinRecord,
     sha256_of,
 )
-from pippa_memory.outbox import make_due
-from pippa_memory.pinning import request_repin, stored_block
-from webui.admin_conversations import ConversationSiteLink
+from pippa_memory.outbox.events import make_due
+from pippa_memory.pins.pinning import request_repin, stored_block
+from webui.admin.conversations import ConversationSiteLink
+from webui.admin.read_only import ReadOnlyRecordAdmin
 from webui.models import Conversation
-from webui.read_only_admin import ReadOnlyRecordAdmin
 
 ReadOnlyAdmin = ReadOnlyRecordAdmin
 """Records are written by the system; staff holding the model's view permission read them."""

@@ -19,8 +19,8 @@ class PippaMemoryConfig(AppConfig):
         from pippa_memory import checks  # noqa: F401  (registers the system checks)
         from pippa_memory.extension import MemoryExtension
         from webui.extensions import register_extension
-        from webui.navigation import NavigationLink, register_navigation_link
-        from webui.redaction import register_secret_source
+        from webui.text.redaction import register_secret_source
+        from webui.web.navigation import NavigationLink, register_navigation_link
 
         register_extension(MemoryExtension())
         register_navigation_link(NavigationLink(label="Memory", url_name="memory-page"))

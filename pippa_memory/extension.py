@@ -4,17 +4,18 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from pippa_memory import answers, tool_verbs, unattended
-from pippa_memory.budget import remaining
+from pippa_memory import unattended
 from pippa_memory.conf import memory_applies, memory_settings, why_memory_does_not_apply
-from pippa_memory.pinning import pinned_block, settle_turn_pin
+from pippa_memory.engine.budget import remaining
+from pippa_memory.pins.pinning import pinned_block, settle_turn_pin
 from pippa_memory.retention import memory_prune_targets
-from pippa_memory.tool import MEMORY_TOOL, TOOL_NAME, input_problem
-from pippa_memory.turn_notes import turn_notes
-from pippa_memory.turn_state import MemoryTurn
+from pippa_memory.turn import answers, verbs
+from pippa_memory.turn.notes import turn_notes
+from pippa_memory.turn.state import MemoryTurn
+from pippa_memory.turn.tool import MEMORY_TOOL, TOOL_NAME, input_problem
 from webui.extensions import MessageNote, TurnContext, TurnExtension
 from webui.models import Conversation, Message, UnattendedRun
-from webui.prompt import ToolCall, ToolDefinition
+from webui.prompt.types import ToolCall, ToolDefinition
 from webui.retention import PruneTarget
 
 #: Conversations with no human in them: they carry a bundle or a brief, attached (and pinned) by
@@ -71,15 +72,15 @@ class MemoryExtension(TurnExtension):
             return True, problem
         left_out = why_memory_does_not_apply(turn.conversation)
         if left_out:
-            return True, tool_verbs.memory_unavailable(left_out, LEFT_OUT_MESSAGES[left_out])
+            return True, verbs.memory_unavailable(left_out, LEFT_OUT_MESSAGES[left_out])
         verb, text = call.input["verb"], call.input["text"].strip()
         if verb == "remember":
             scope = call.input.get("scope")
-            return True, tool_verbs.remember(conversation=turn.conversation, text=text, scope=scope)
+            return True, verbs.remember(conversation=turn.conversation, text=text, scope=scope)
         budget = memory_settings.TOOL_BUDGET
         if verb == "recall":
-            return True, tool_verbs.recall(conversation=turn.conversation, text=text, budget=budget)
-        return True, tool_verbs.ask(conversation=turn.conversation, text=text, budget=budget)
+            return True, verbs.recall(conversation=turn.conversation, text=text, budget=budget)
+        return True, verbs.ask(conversation=turn.conversation, text=text, budget=budget)
 
     def turn_saving(self, *, turn: TurnContext, assistant_message: Message) -> None:
         delivered = turn.state(MemoryTurn).delivered_answers

@@ -169,7 +169,7 @@ class OutboxEvent(models.Model):
     The row is the guarantee, and the queue: it is written in the same transaction as the
     assistant message, so a committed turn always has its event and a rolled-back one never does,
     and the delivery worker claims it by ``(status, next_attempt_at)``
-    (:mod:`pippa_memory.outbox_queue`). Delivery is at least once, with the event id as the
+    (:mod:`pippa_memory.outbox.queue`). Delivery is at least once, with the event id as the
     ``Idempotency-Key``.
     """
 

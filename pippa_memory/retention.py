@@ -4,7 +4,7 @@ Brain-door audit rows (with the stored answers a repeated ``webhook-id`` gets ba
 signature's tolerance), delivered turn events and dead ones go after their windows
 (``PRUNE_*_DAYS`` in :data:`~pippa_memory.conf.memory_settings`; 0 keeps them for ever), and so do
 forget tombstones (ids only; long after any first turn that fetched a head before the forget has
-finished, :mod:`pippa_memory.tombstones`). Pending
+finished, :mod:`pippa_memory.pins.tombstones`). Pending
 events are never pruned: they are the guarantee that a turn reaches the engine. Pin records,
 pending asks and an unattended run's memory cascade with their conversation, so they live exactly
 as long as it does.

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from pippa_memory.outbox import record_turn_event
+from pippa_memory.outbox.events import record_turn_event
 from webui.models import Message
 
 

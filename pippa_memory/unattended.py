@@ -6,20 +6,20 @@ carries the brief the engine curated. Both are built from household items only: 
 member, so it asks for the head with no viewer, and the engine builds bundles and briefs from
 household items. Both are soft: with the engine absent the run goes ahead
 without them and its record says why; with memory off no engine call is made. Either way the run's
-conversation is pinned before its turn, through :func:`pippa_memory.pinning.pin_conversation` like
+conversation is pinned before its turn, through :func:`pippa_memory.pins.pinning.pin_conversation` like
 a chat's first turn.
 """
 
 import hashlib
 from typing import Any
 
-from pippa_memory import contract
-from pippa_memory.client import call_engine
 from pippa_memory.conf import memory_settings, why_memory_does_not_apply
+from pippa_memory.engine import contract
+from pippa_memory.engine.client import call_engine
 from pippa_memory.models import UnattendedMemory
-from pippa_memory.pinning import pin_conversation, render_block
-from webui.canonical import without_nul
+from pippa_memory.pins.pinning import pin_conversation, render_block
 from webui.models import Conversation, UnattendedRun
+from webui.text.canonical import without_nul
 
 
 def absent(conversation: Conversation, reason: str, latency: int | None = None) -> dict[str, Any]:

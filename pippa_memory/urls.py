@@ -2,8 +2,8 @@
 
 from django.urls import path
 
-from pippa_memory import api
 from pippa_memory.brain.views import BrainDoorView
+from pippa_memory.items import api
 
 urlpatterns = [
     path("brain/", BrainDoorView.as_view(), name="brain-door"),

@@ -9,9 +9,9 @@ class WebuiConfig(AppConfig):
 
     def ready(self) -> None:
         from webui import checks  # noqa: F401  (registers the system checks)
-        from webui.cache_views import CACHE_LINK
-        from webui.navigation import register_navigation_link
-        from webui.redaction import install_log_masking
+        from webui.ledger.views import CACHE_LINK
+        from webui.text.redaction import install_log_masking
+        from webui.web.navigation import register_navigation_link
 
         install_log_masking()
         register_navigation_link(CACHE_LINK)

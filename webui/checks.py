@@ -5,7 +5,7 @@ from typing import Any
 from django.core import checks
 from django.db import DatabaseError
 
-from webui.vault import vault_problem
+from webui.prompt.vault import vault_problem
 from webui.vessels.registry import vessel_problem
 
 
@@ -78,8 +78,8 @@ def check_retention_windows(app_configs: Any = None, **kwargs: Any) -> list[chec
 @checks.register()
 def check_cache_prices(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """``webui.E002``: a cache price table the cache bill cannot be estimated from."""
-    from webui.cache_prices import price_table_problems
     from webui.conf import webui_settings
+    from webui.ledger.prices import price_table_problems
 
     return [
         checks.Error(

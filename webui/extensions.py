@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from webui.models import Conversation, Message, UnattendedRun
-    from webui.prompt import ToolCall, ToolDefinition
+    from webui.prompt.types import ToolCall, ToolDefinition
     from webui.retention import PruneTarget
 
 

@@ -72,7 +72,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 # Links plug-ins add to the navigation (the host never imports a plug-in).
-                "webui.navigation.navigation_links",
+                "webui.web.navigation.navigation_links",
             ],
         },
     },

@@ -6,7 +6,8 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from webui import cache_views, views
+from webui.ledger import views as ledger_views
+from webui.web import views
 
 urlpatterns = [
     path("", views.conversation_list, name="conversation-list"),
@@ -31,7 +32,7 @@ urlpatterns = [
     path("stream/wake/", views.soul_stream_wake, name="soul-stream-wake"),
     path("vessels/<slug:slug>/memory-tool/", views.vessel_memory_tool, name="vessel-memory-tool"),
     path("vessels/<slug:slug>/test/", views.vessel_test_connection, name="vessel-test-connection"),
-    path("cache/", cache_views.cache_ledger, name="cache-ledger"),
+    path("cache/", ledger_views.cache_ledger, name="cache-ledger"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -41,10 +42,10 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]
 
-handler404 = "webui.views.page_not_found"
+handler404 = "webui.web.views.page_not_found"
 
 # The memory plug-in's API and its page, when the plug-in is installed (the host never imports
-# it; the page's navigation link comes through webui.navigation).
+# it; the page's navigation link comes through webui.web.navigation).
 if apps.is_installed("pippa_memory"):
     urlpatterns.append(path("api/memory/", include("pippa_memory.urls")))
-    urlpatterns.append(path("memory/", include("pippa_memory.page_urls")))
+    urlpatterns.append(path("memory/", include("pippa_memory.items.urls")))

@@ -15,9 +15,9 @@ from typing import Any
 import jsonschema
 
 from pippa_memory.brain.roles import ROLES, Role
-from webui.canonical import canonical_json
 from webui.models import Soul, Vessel
-from webui.prompt import Prompt
+from webui.prompt.types import Prompt
+from webui.text.canonical import canonical_json
 from webui.vessels.base import VesselAdapter, normalised_usage
 from webui.vessels.errors import VesselError
 from webui.vessels.registry import adapter_for

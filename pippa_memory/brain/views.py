@@ -38,8 +38,8 @@ from pippa_memory.brain.signatures import SignatureRejected, configured_secrets,
 from pippa_memory.brain.throttles import wait_for_signed_call, wait_for_unsigned_call
 from pippa_memory.conf import memory_settings
 from pippa_memory.models import BrainCall
-from webui.canonical import canonical_bytes, json_roundtrip
-from webui.untrusted_json import UnstorableText, UntrustedJSONError, parse_untrusted_json
+from webui.text.canonical import canonical_bytes, json_roundtrip
+from webui.text.untrusted_json import UnstorableText, UntrustedJSONError, parse_untrusted_json
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 // Stop while a reply is written, and Retry when the vessel failed (the user's message stays saved).
 // An answer that is not a stream (a refusal before the turn starts) is read as the JSON route's.
 // A reply's Markdown comes from the server already rendered and sanitised (``html``,
-// webui/reply_markdown.py) and is inserted in one place only, insertSanitisedReplyHtml; a member's
+// webui/text/reply_markdown.py) and is inserted in one place only, insertSanitisedReplyHtml; a member's
 // own messages, and a reply while it is being written, are plain text.
 (function () {
   "use strict";

@@ -10,7 +10,7 @@ from django.contrib.auth.models import Permission
 from playwright.sync_api import Page, expect
 
 from webui.models import Conversation, VesselCall
-from webui.turns import run_turn
+from webui.turns.service import run_turn
 
 from .test_chat_flow import SCREENSHOTS, log_in
 

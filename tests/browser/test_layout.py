@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 from pippa_memory.models import MemoryBlock, OutboxEvent
 from tests.memory.household_memory import add_memory
 from webui.models import Conversation, Message, ScheduledJob, UnattendedRun, VaultSnapshot, Vessel
-from webui.unattended import run_due_jobs, run_wake
+from webui.unattended.runner import run_due_jobs, run_wake
 
 from .layout import WIDTHS, assert_fits, box_of, inside_viewport, overflow_report
 from .test_chat_flow import SCREENSHOTS, log_in

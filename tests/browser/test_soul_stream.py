@@ -14,7 +14,7 @@ from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from webui.models import ScheduledJob
-from webui.unattended import run_due_jobs
+from webui.unattended.runner import run_due_jobs
 
 from .layout import WIDTHS, assert_fits
 from .test_chat_flow import SCREENSHOTS, log_in

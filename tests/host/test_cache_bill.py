@@ -10,10 +10,10 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
-from webui.cache_bill import bill, call_bill, combined
-from webui.cache_prices import PUBLISHED_CACHE_PRICES, cache_price, price_table_problems
 from webui.checks import check_cache_prices
 from webui.conf import from_environment
+from webui.ledger.bill import bill, call_bill, combined
+from webui.ledger.prices import PUBLISHED_CACHE_PRICES, cache_price, price_table_problems
 
 CONFIGURATION = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 

@@ -8,8 +8,8 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.test import Client
 
-from webui.cache_prices import PUBLISHED_CACHE_PRICES
-from webui.cache_report import bill_by_conversation, bill_by_vessel, turn_shares
+from webui.ledger.prices import PUBLISHED_CACHE_PRICES
+from webui.ledger.report import bill_by_conversation, bill_by_vessel, turn_shares
 from webui.models import Conversation, Message, Vessel, VesselCall
 
 pytestmark = pytest.mark.django_db

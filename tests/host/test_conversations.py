@@ -11,10 +11,10 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from webui.conversations import delete_conversation
 from webui.models import Conversation, Message, TurnRound
-from webui.turn_lock import claim_turn, release_turn
-from webui.turns import run_turn
+from webui.turns.lock import claim_turn, release_turn
+from webui.turns.service import run_turn
+from webui.web.conversations import delete_conversation
 
 pytestmark = pytest.mark.django_db
 

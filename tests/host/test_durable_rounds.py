@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from webui.canonical import canonical_json
 from webui.models import Conversation, Message, TurnRound
-from webui.turns import TurnError, retry_turn, run_turn
+from webui.text.canonical import canonical_json
+from webui.turns.service import TurnError, retry_turn, run_turn
 from webui.vessels import registry
 from webui.vessels.errors import VesselError
 
@@ -22,7 +22,7 @@ def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     from datetime import UTC, datetime
 
     monkeypatch.setattr(
-        "webui.assembly.timezone.now", lambda: datetime(2026, 12, 2, 9, 30, tzinfo=UTC)
+        "webui.prompt.assembly.timezone.now", lambda: datetime(2026, 12, 2, 9, 30, tzinfo=UTC)
     )
 
 

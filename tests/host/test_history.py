@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from webui import history
-from webui.canonical import canonical_bytes
 from webui.models import Conversation, Message
-from webui.prompt import HistoryMessage, Prompt
-from webui.turns import run_turn
+from webui.prompt.types import HistoryMessage, Prompt
+from webui.text.canonical import canonical_bytes
+from webui.turns import history
+from webui.turns.service import run_turn
 from webui.vessels.registry import ADAPTERS
 
 pytestmark = pytest.mark.django_db

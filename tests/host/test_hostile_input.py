@@ -133,7 +133,7 @@ def test_any_api_path_no_route_matches_is_a_404_in_the_api_shape(
 
 
 def test_nesting_up_to_the_limit_parses_and_one_level_more_is_refused() -> None:
-    from webui.untrusted_json import MAX_JSON_DEPTH, UntrustedJSONError, parse_untrusted_json
+    from webui.text.untrusted_json import MAX_JSON_DEPTH, UntrustedJSONError, parse_untrusted_json
 
     at_limit = "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
     one_more = "[" + at_limit + "]"

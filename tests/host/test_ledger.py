@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from django.db import DatabaseError
 
-from webui import ledger
-from webui.canonical import canonical_bytes
 from webui.extensions import TurnContext, TurnExtension
-from webui.ledger import stable_prefix
+from webui.ledger import recorder
+from webui.ledger.recorder import stable_prefix
 from webui.models import Conversation, Message, VaultSnapshot, Vessel, VesselCall
-from webui.prompt import HistoryMessage, Prompt, ToolRound, ToolUse
-from webui.turn_events import Delta, StopSignal
-from webui.turns import TurnError, outcome_of, retry_turn, run_turn, stream_turn
+from webui.prompt.types import HistoryMessage, Prompt, ToolRound, ToolUse
+from webui.text.canonical import canonical_bytes
+from webui.turns.events import Delta, StopSignal
+from webui.turns.service import TurnError, outcome_of, retry_turn, run_turn, stream_turn
 from webui.vessels import registry
 from webui.vessels.registry import adapter_for
 
@@ -146,11 +146,11 @@ def test_tool_definitions_that_move_are_drift_in_tools_with_no_known_cause_and_a
     Conversation.objects.filter(pk=two_turns.pk).update(offered_tools=moved)
     two_turns.refresh_from_db()
 
-    with caplog.at_level(logging.WARNING, logger="webui.ledger"):
+    with caplog.at_level(logging.WARNING, logger="webui.ledger.recorder"):
         run_turn(conversation=two_turns, text="again")
 
     assert drifts(two_turns) == [("tools", "")]
-    [warning] = [r for r in caplog.records if r.name == "webui.ledger"]
+    [warning] = [r for r in caplog.records if r.name == "webui.ledger.recorder"]
     assert str(two_turns.pk) in warning.getMessage()
     assert "no known cause" in warning.getMessage()
 
@@ -241,7 +241,7 @@ def test_an_old_conversation_pinning_an_unchanged_disclosure_is_no_drift(
 
 def test_an_edited_message_is_drift_in_history(two_turns: Conversation) -> None:
     first = two_turns.messages.order_by("sequence").first()
-    # Saved through the model, as any edit must be: history is kept per process (webui.history),
+    # Saved through the model, as any edit must be: history is kept per process (webui.turns.history),
     # and a row saved again is read afresh.
     first.content = "edited afterwards"
     first.save()
@@ -295,9 +295,9 @@ def test_a_tool_round_replayed_differently_within_a_turn_is_drift_in_turn(
 
     extends = stable_prefix(adapter, prompt=honest, tools=[])
     moved = stable_prefix(adapter, prompt=altered, tools=[])
-    assert ledger.first_moved(previous, extends, same_turn=True) is None
-    assert ledger.first_moved(previous, moved, same_turn=True) == "turn"
-    assert ledger.first_moved(previous, moved, same_turn=False) == "history"
+    assert recorder.first_moved(previous, extends, same_turn=True) is None
+    assert recorder.first_moved(previous, moved, same_turn=True) == "turn"
+    assert recorder.first_moved(previous, moved, same_turn=False) == "history"
 
 
 # -- the rename, and the ledger never breaking a turn ---------------------------------------------
@@ -341,7 +341,7 @@ def test_a_prefix_that_cannot_be_read_costs_the_turn_nothing(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("a defect in the ledger")
 
-    monkeypatch.setattr(ledger, "stable_prefix", broken)
+    monkeypatch.setattr(recorder, "stable_prefix", broken)
 
     run_turn(conversation=conversation, text="hello")
 

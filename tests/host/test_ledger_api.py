@@ -10,7 +10,7 @@ from django.contrib.auth.models import Permission
 from rest_framework.test import APIClient
 
 from webui.models import Conversation, VaultSnapshot
-from webui.turns import run_turn
+from webui.turns.service import run_turn
 
 pytestmark = pytest.mark.django_db
 

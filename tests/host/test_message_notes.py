@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from webui.extensions import MessageNote, TurnContext, TurnExtension
 from webui.models import Conversation, Message, Soul
-from webui.turns import run_turn
+from webui.turns.service import run_turn
 
 pytestmark = pytest.mark.django_db
 

@@ -25,8 +25,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from webui.models import Conversation, Soul, Vessel
-from webui.prompt import HistoryMessage, Prompt, ToolRound, ToolUse
-from webui.turns import run_turn
+from webui.prompt.types import HistoryMessage, Prompt, ToolRound, ToolUse
+from webui.turns.service import run_turn
 from webui.vessels.registry import adapter_for
 from webui.vessels.streaming import ReplyDone
 

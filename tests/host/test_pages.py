@@ -7,7 +7,7 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 
 from webui.models import Conversation, Soul, Vessel
-from webui.turns import run_turn
+from webui.turns.service import run_turn
 
 from .conftest import RecordingTool
 

@@ -5,13 +5,13 @@ from typing import Any
 
 import pytest
 
-from webui.assembly import assemble_prompt
-from webui.canonical import canonical_json
 from webui.extensions import TurnContext, TurnExtension
 from webui.models import Conversation, Message
-from webui.pins import settle_pins
-from webui.turns import run_turn
-from webui.vault import read_vault
+from webui.prompt.assembly import assemble_prompt
+from webui.prompt.pins import settle_pins
+from webui.prompt.vault import read_vault
+from webui.text.canonical import canonical_json
+from webui.turns.service import run_turn
 
 pytestmark = pytest.mark.django_db
 
@@ -232,8 +232,8 @@ def test_assembling_a_first_turns_prompt_writes_nothing_once_its_pins_are_settle
 def test_assembling_an_unsettled_turn_says_to_settle_its_pins_first(
     conversation: Conversation,
 ) -> None:
-    from webui.assembly import UnsettledTurn
     from webui.models import VaultSnapshot
+    from webui.prompt.assembly import UnsettledTurn
 
     message = Message.objects.create(conversation=conversation, role="user", content="hello")
     turn = TurnContext(conversation=conversation, user_message=message, first_turn=True)

@@ -8,7 +8,7 @@ import pytest
 
 from webui.api.serializers import MessageSerializer
 from webui.models import Message
-from webui.reply_markdown import ALLOWED_TAGS, render_reply_html
+from webui.text.reply_markdown import ALLOWED_TAGS, render_reply_html
 
 HOSTILE = [
     "<script>alert(1)</script>",

@@ -12,8 +12,8 @@ from django.contrib.auth.models import Permission
 from rest_framework.test import APIClient
 
 from webui.models import Conversation, Soul, Vessel
-from webui.prompt import Prompt
-from webui.redaction import (
+from webui.prompt.types import Prompt
+from webui.text.redaction import (
     MASK,
     mask_secrets,
     register_secret_source,

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from webui.models import Soul, Vessel
-from webui.vault import read_vault
+from webui.prompt.vault import read_vault
 
 ROOT = Path(__file__).resolve().parents[2]
 

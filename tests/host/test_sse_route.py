@@ -18,7 +18,7 @@ from django.test import Client
 
 from webui.api import streams
 from webui.models import Conversation, Message
-from webui.turn_events import Delta
+from webui.turns.events import Delta
 from webui.vessels import registry
 from webui.vessels.offline import OfflineAdapter
 

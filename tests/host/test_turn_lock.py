@@ -16,10 +16,10 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from tests.conftest import PASSWORD
-from webui import turn_lock
 from webui.models import Conversation, Message
-from webui.turn_events import TurnDone, TurnFailed
-from webui.turns import TurnError, outcome_of, run_turn, stream_turn
+from webui.turns import lock
+from webui.turns.events import TurnDone, TurnFailed
+from webui.turns.service import TurnError, outcome_of, run_turn, stream_turn
 from webui.vessels import registry
 from webui.vessels.offline import OfflineAdapter
 
@@ -231,7 +231,7 @@ def test_the_stop_route_stops_the_running_turn_which_saves_its_partial_text(
             entered.set()
             assert gate.wait(WAIT)
 
-    monkeypatch.setattr(turn_lock, "POLL_SECONDS", 0.0)
+    monkeypatch.setattr(lock, "POLL_SECONDS", 0.0)
     monkeypatch.setattr(ScriptedStreamAdapter, "between", staticmethod(hold_after_the_first_piece))
     monkeypatch.setattr(ScriptedStreamAdapter, "closed_early", False)
     monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", ScriptedStreamAdapter)
@@ -293,16 +293,16 @@ def test_existing_replies_are_linked_to_the_message_each_answers(
 def test_a_turn_whose_lock_was_taken_after_its_lease_ran_out_fails_and_saves_no_answer(
     conversation: Conversation, monkeypatch: pytest.MonkeyPatch, saved_replies: list[Any]
 ) -> None:
-    rivals: list[turn_lock.TurnLock] = []
+    rivals: list[lock.TurnLock] = []
 
     def lease_runs_out_and_another_turn_claims(index: int) -> None:
         if index == 1:
             Conversation.objects.filter(pk=conversation.pk).update(
                 turn_lease_until=timezone.now() - timedelta(seconds=1)
             )
-            rivals.append(turn_lock.claim_turn(conversation))
+            rivals.append(lock.claim_turn(conversation))
 
-    monkeypatch.setattr(turn_lock, "POLL_SECONDS", 0.0)
+    monkeypatch.setattr(lock, "POLL_SECONDS", 0.0)
     monkeypatch.setattr(
         ScriptedStreamAdapter, "between", staticmethod(lease_runs_out_and_another_turn_claims)
     )
@@ -330,8 +330,8 @@ class WorstCaseCallsAdapter(OfflineAdapter):
         type(self).clock.advance(self.vessel.deadline + self.vessel.read_timeout)
         conversation = Conversation.objects.get(vessel=self.vessel)
         try:
-            turn_lock.claim_turn(conversation)
-        except turn_lock.TurnBusy:
+            lock.claim_turn(conversation)
+        except lock.TurnBusy:
             type(self).rival_claims.append("refused")
         else:
             type(self).rival_claims.append("claimed")

@@ -5,9 +5,9 @@ from typing import Any
 
 import pytest
 
-from webui import turn_lock
 from webui.models import Conversation, TurnRound
-from webui.turn_events import (
+from webui.turns import lock
+from webui.turns.events import (
     Delta,
     StopSignal,
     ToolFinished,
@@ -16,8 +16,8 @@ from webui.turn_events import (
     TurnFailed,
     TurnStarted,
 )
-from webui.turn_lock import request_stop
-from webui.turns import outcome_of, stream_turn
+from webui.turns.lock import request_stop
+from webui.turns.service import outcome_of, stream_turn
 from webui.vessels import registry
 
 from .fakes import PiecewiseAdapter, ScriptedStreamAdapter
@@ -74,9 +74,11 @@ def test_streamed_and_unstreamed_turns_save_the_same_rows_and_send_the_same_next
 ) -> None:
     from datetime import UTC, datetime
 
-    from webui.canonical import canonical_json
+    from webui.text.canonical import canonical_json
 
-    monkeypatch.setattr("webui.assembly.timezone.now", lambda: datetime(2026, 12, 2, tzinfo=UTC))
+    monkeypatch.setattr(
+        "webui.prompt.assembly.timezone.now", lambda: datetime(2026, 12, 2, tzinfo=UTC)
+    )
     texts = ["hello", "remember I like tea", "recall tea", "and now?"]
 
     def talk(conversation: Conversation) -> tuple[str, str]:
@@ -114,7 +116,7 @@ def stop_on_piece(conversation: Conversation, piece: int) -> Any:
 
 @pytest.fixture
 def scripted(monkeypatch: pytest.MonkeyPatch) -> type[ScriptedStreamAdapter]:
-    monkeypatch.setattr(turn_lock, "POLL_SECONDS", 0.0)
+    monkeypatch.setattr(lock, "POLL_SECONDS", 0.0)
     monkeypatch.setattr(ScriptedStreamAdapter, "closed_early", False)
     monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", ScriptedStreamAdapter)
     return ScriptedStreamAdapter

@@ -6,7 +6,7 @@ import pytest
 from django.test import override_settings
 
 from webui.models import Conversation, Message, Vessel
-from webui.turns import TurnError, retry_turn, run_turn
+from webui.turns.service import TurnError, retry_turn, run_turn
 from webui.vessels import registry
 
 from .fakes import FailingAdapter, ToolHungryAdapter

@@ -6,7 +6,7 @@ import pytest
 from django.core import checks
 
 from webui.models import Soul
-from webui.vault import VaultError, read_vault, render_wikilinks
+from webui.prompt.vault import VaultError, read_vault, render_wikilinks
 
 
 def test_notes_are_read_in_stable_path_order_with_headings(vault: Path) -> None:

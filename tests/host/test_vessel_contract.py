@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import responses
 
-from webui.canonical import canonical_json
 from webui.models import Conversation, Soul, Vessel
-from webui.prompt import Prompt
-from webui.turns import outcome_of, run_turn, stream_turn
+from webui.prompt.types import Prompt
+from webui.text.canonical import canonical_json
+from webui.turns.service import outcome_of, run_turn, stream_turn
 from webui.vessels.offline import OfflineAdapter
 from webui.vessels.registry import adapter_for
 
@@ -233,7 +233,7 @@ class TestAdapterContract:
     ) -> None:
         """Issue 15's one turn path: the same talk, once with whole replies and once streamed,
         leaves the same rows, and the request that follows is the same bytes either way."""
-        monkeypatch.setattr("webui.assembly.timezone.now", lambda: FIXED_NOW)
+        monkeypatch.setattr("webui.prompt.assembly.timezone.now", lambda: FIXED_NOW)
         talk = ["hello", "remember Zoë likes tea", "recall tea && coffee", "thanks"]
 
         def converse(conversation: Conversation, *, streamed: bool) -> tuple[str, str]:

@@ -13,7 +13,7 @@ import responses
 from django.core import checks
 
 from webui.models import Vessel
-from webui.prompt import Prompt, ToolDefinition
+from webui.prompt.types import Prompt, ToolDefinition
 from webui.vessels import http
 from webui.vessels.errors import VesselConfigurationError, VesselError
 from webui.vessels.registry import adapter_for
@@ -310,7 +310,7 @@ def test_anthropic_marks_the_stable_prefix_for_its_cache(
 def test_anthropic_marks_the_turns_tool_rounds_so_the_next_call_reads_them_from_its_cache(
     rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from webui.prompt import ToolRound, ToolUse
+    from webui.prompt.types import ToolRound, ToolUse
 
     from .vessel_kits import AnthropicKit
 
@@ -365,7 +365,7 @@ def test_openai_family_requests_carry_the_conversation_as_prompt_cache_key(
 def test_gemini_sends_the_thought_signature_back_and_derives_distinct_stable_ids(
     rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from webui.prompt import ToolRound, ToolUse
+    from webui.prompt.types import ToolRound, ToolUse
 
     from .vessel_kits import GeminiKit
 

@@ -16,9 +16,9 @@ import pytest
 import requests
 import responses
 
-from webui.canonical import canonical_bytes
 from webui.models import Vessel
-from webui.prompt import Prompt, ToolDefinition
+from webui.prompt.types import Prompt, ToolDefinition
+from webui.text.canonical import canonical_bytes
 from webui.vessels import http
 from webui.vessels.base import VesselAdapter
 from webui.vessels.errors import VesselError

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from pippa_memory.client import BREAKER
-from pippa_memory.reference_engine import ReferenceEngine
+from pippa_memory.engine.client import BREAKER
+from reference_engine import ReferenceEngine
 
 TOKEN = "engine-test-token"
 FIXED_NOW = datetime(2026, 12, 2, 9, 30, tzinfo=UTC)
@@ -24,7 +24,7 @@ def engine() -> Iterator[ReferenceEngine]:
 @pytest.fixture(autouse=True)
 def _fresh_breaker() -> Iterator[None]:
     """A fresh breaker, and no rendered blocks remembered from another test's database rows."""
-    from pippa_memory.pinning import RENDERED
+    from pippa_memory.pins.pinning import RENDERED
 
     BREAKER.reset()
     RENDERED.clear()
@@ -70,5 +70,5 @@ def memory_on(engine: ReferenceEngine, configure: Any) -> ReferenceEngine:
 @pytest.fixture
 def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> datetime:
     """The per-turn slot's clock, frozen so two prompts can be compared byte for byte."""
-    monkeypatch.setattr("webui.assembly.timezone.now", lambda: FIXED_NOW)
+    monkeypatch.setattr("webui.prompt.assembly.timezone.now", lambda: FIXED_NOW)
     return FIXED_NOW

@@ -5,8 +5,8 @@ from typing import Any
 
 import requests
 
-from pippa_memory import contract
-from pippa_memory.reference_engine import ReferenceEngine
+from pippa_memory.engine import contract
+from reference_engine import ReferenceEngine
 
 from .conftest import TOKEN
 

@@ -5,7 +5,7 @@ from typing import Any
 import requests
 from django.contrib.auth.models import Permission
 
-from pippa_memory.reference_engine import ReferenceEngine
+from reference_engine import ReferenceEngine
 
 from .conftest import TOKEN
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pippa_memory import contract
-from pippa_memory.outbox import turn_event_payload
+from pippa_memory.engine import contract
+from pippa_memory.outbox.events import turn_event_payload
 from webui.models import Message
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
 
-from pippa_memory import contract
-from pippa_memory.client import call_engine
-from pippa_memory.reference_engine import ReferenceEngine
+from pippa_memory.engine import contract
+from pippa_memory.engine.client import call_engine
+from reference_engine import ReferenceEngine
 
 HEAD = "/v1/souls/pippa/head"
 

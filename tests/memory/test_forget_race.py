@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from pippa_memory import items, pinning
+from pippa_memory.items import services
 from pippa_memory.models import ItemTombstone, MemoryBlock, sha256_of
-from pippa_memory.reference_engine import ReferenceEngine
-from pippa_memory.tombstones import record_tombstones
+from pippa_memory.pins import pinning
+from pippa_memory.pins.tombstones import record_tombstones
+from reference_engine import ReferenceEngine
 from webui.models import Conversation
 
 from .household_memory import add_memory
@@ -90,7 +91,7 @@ def test_a_forget_landing_between_the_head_and_the_store_never_rides_the_convers
     forgotten = add_memory(memory_on, SECRET, by=user)
     bobs = make_conversation(viewer=bob)
     run_before_store(
-        monkeypatch, lambda: items.forget_item(soul=bobs.soul, user=user, item_id=forgotten)
+        monkeypatch, lambda: services.forget_item(soul=bobs.soul, user=user, item_id=forgotten)
     )
 
     pinning.settle_turn_pin(bobs)
@@ -109,7 +110,7 @@ def test_an_item_made_private_while_a_head_is_fetched_is_refused_and_the_head_as
 ) -> None:
     shared = add_memory(memory_on, SECRET, by=user)
     bobs, alices = make_conversation(viewer=bob), make_conversation(viewer=user)
-    make_private = lambda: items.change_scope(  # noqa: E731
+    make_private = lambda: services.change_scope(  # noqa: E731
         soul=bobs.soul, user=user, item_id=shared, scope="private"
     )
     run_after_head(monkeypatch, make_private, keep_answering_stale=False)
@@ -130,7 +131,7 @@ def test_a_head_still_stale_when_asked_again_pins_absent_as_an_engine_failure(
 ) -> None:
     forgotten = add_memory(memory_on, SECRET, by=user)
     bobs = make_conversation(viewer=bob)
-    forget = lambda: items.forget_item(soul=bobs.soul, user=user, item_id=forgotten)  # noqa: E731
+    forget = lambda: services.forget_item(soul=bobs.soul, user=user, item_id=forgotten)  # noqa: E731
     run_after_head(monkeypatch, forget, keep_answering_stale=True)
 
     pinning.settle_turn_pin(bobs)
@@ -166,7 +167,7 @@ def test_a_forget_the_engine_refuses_withdraws_its_tombstone(
     kept = add_memory(memory_on, SECRET, by=user)
     memory_on.set_fault("error", status=503, paths=[f"/v1/souls/pippa/items/{kept}"])
 
-    with pytest.raises(items.MemoryRefusal):
-        items.forget_item(soul=soul, user=user, item_id=kept)
+    with pytest.raises(services.MemoryRefusal):
+        services.forget_item(soul=soul, user=user, item_id=kept)
 
     assert not ItemTombstone.objects.exists()

@@ -10,9 +10,9 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from pippa_memory.models import MemoryBlock, PinRecord, sha256_of
-from pippa_memory.reference_engine import ReferenceEngine
+from reference_engine import ReferenceEngine
 from webui.models import Conversation
-from webui.turns import run_turn
+from webui.turns.service import run_turn
 
 from .household_memory import add_memory, grant_manage_memory, head
 from .test_memory_items_api import api_as

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 import responses
 
-from pippa_memory.pinning import request_repin
-from pippa_memory.reference_engine import ReferenceEngine
+from pippa_memory.pins.pinning import request_repin
+from reference_engine import ReferenceEngine
 from tests.host.test_vessel_contract import TURNS
 from tests.host.vessel_kits import ALL_KITS, kit_vessel
 from webui.models import Conversation, Soul, VesselCall
-from webui.turns import run_turn
+from webui.turns.service import run_turn
 
 from .household_memory import add_memory
 from .test_memory_items_api import api_as
@@ -87,13 +87,13 @@ def test_an_admin_repin_is_the_one_drift_in_ten_turns_with_its_reason_and_a_warn
         conversation=conversation, requested_by=make_user("root", is_staff=True), reason="rebuilt"
     )
 
-    with caplog.at_level(logging.WARNING, logger="webui.ledger"):
+    with caplog.at_level(logging.WARNING, logger="webui.ledger.recorder"):
         for text in ("six", "seven", "eight", "nine", "ten"):
             run_turn(conversation=conversation, text=text)
 
     assert drifts(conversation) == [("memory", "repin: rebuilt")]
     assert calls_of(conversation)[5].drift_section == "memory"
-    [warning] = [r.getMessage() for r in caplog.records if r.name == "webui.ledger"]
+    [warning] = [r.getMessage() for r in caplog.records if r.name == "webui.ledger.recorder"]
     assert str(conversation.pk) in warning
     assert "repin: rebuilt" in warning
 

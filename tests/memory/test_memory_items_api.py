@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from pippa_memory import items
-from pippa_memory.reference_engine import ReferenceEngine
+from pippa_memory.items import services
+from reference_engine import ReferenceEngine
 from webui.models import Conversation
 
 from .household_memory import (
@@ -337,9 +337,9 @@ def test_listing_and_finding_drop_an_item_the_viewer_may_not_see_even_if_the_eng
     leaky = {"items": [secret, shared], "next": None, "revision": "r9"}
     memory_on.set_fault("wrong_shape", paths=["/v1/souls/pippa/items"], body=leaky)
 
-    page = items.list_items(soul=soul, user=user)
-    with pytest.raises(items.MemoryRefusal) as refusal:
-        items.find_item(soul=soul, viewer=str(user.pk), item_id="m-bob")
+    page = services.list_items(soul=soul, user=user)
+    with pytest.raises(services.MemoryRefusal) as refusal:
+        services.find_item(soul=soul, viewer=str(user.pk), item_id="m-bob")
 
     assert [item.id for item in page.items] == ["m-home"]
     assert refusal.value.code == "not_found"

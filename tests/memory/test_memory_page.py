@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from pippa_memory.models import MemberPreference
-from pippa_memory.reference_engine import ReferenceEngine
+from reference_engine import ReferenceEngine
 
 from .household_memory import add_memory, grant_manage_memory, head
 

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from pippa_memory.delivery import deliver_turn_event
 from pippa_memory.models import MemberPreference, MemoryBlock, OutboxEvent, PinRecord
-from pippa_memory.pinning import RENDERED
-from pippa_memory.reference_engine import ReferenceEngine
+from pippa_memory.outbox.delivery import deliver_turn_event
+from pippa_memory.pins.pinning import RENDERED
+from reference_engine import ReferenceEngine
 from webui.models import Conversation, ScheduledJob, Soul, Vessel
-from webui.turns import run_turn
-from webui.unattended import run_job, run_wake
+from webui.turns.service import run_turn
+from webui.unattended.runner import run_job, run_wake
 
 pytestmark = pytest.mark.django_db
 

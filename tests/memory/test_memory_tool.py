@@ -6,9 +6,9 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from pippa_memory.tool import MEMORY_TOOL
+from pippa_memory.turn.tool import MEMORY_TOOL
 from webui.models import Conversation, Vessel
-from webui.turns import run_turn
+from webui.turns.service import run_turn
 
 pytestmark = pytest.mark.django_db
 
@@ -78,7 +78,7 @@ def test_remember_is_recorded_and_says_it_is_kept_once_saved(conversation: Conve
 def remembered_scope(conversation: Conversation, tool_input: dict[str, Any]) -> Any:
     from pippa_memory.extension import MemoryExtension
     from webui.extensions import TurnContext
-    from webui.prompt import ToolCall
+    from webui.prompt.types import ToolCall
 
     turn = TurnContext(conversation=conversation, user_message=None, first_turn=False)  # type: ignore[arg-type]
     _, output = MemoryExtension().execute_tool(
@@ -173,7 +173,7 @@ def test_bad_tool_input_gets_an_error_result_saying_what_is_allowed(
 ) -> None:
     from pippa_memory.extension import MemoryExtension
     from webui.extensions import TurnContext
-    from webui.prompt import ToolCall
+    from webui.prompt.types import ToolCall
 
     turn = TurnContext(conversation=conversation, user_message=None, first_turn=False)  # type: ignore[arg-type]
     handled, output = MemoryExtension().execute_tool(

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from pippa_memory.models import OutboxEvent
-from pippa_memory.reference_engine import ReferenceEngine
+from reference_engine import ReferenceEngine
 from tests.memory.test_memory_privacy import deliver_all
 from webui.models import Conversation
-from webui.turns import run_turn
+from webui.turns.service import run_turn
 
 pytestmark = pytest.mark.django_db
 

@@ -13,13 +13,13 @@ from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 
-from pippa_memory.delivery import deliver_turn_event
 from pippa_memory.models import OutboxEvent
-from pippa_memory.outbox import sweep_outbox
-from pippa_memory.reference_engine import ReferenceEngine
+from pippa_memory.outbox.delivery import deliver_turn_event
+from pippa_memory.outbox.events import sweep_outbox
+from reference_engine import ReferenceEngine
 from tests.host.vessel_kits import ALL_KITS, kit_vessel
 from webui.models import Conversation, Message
-from webui.turns import run_turn
+from webui.turns.service import run_turn
 
 pytestmark = pytest.mark.django_db
 
@@ -267,7 +267,7 @@ def test_only_a_retry_says_when_to_retry(
 def test_a_retried_event_is_claimed_again_only_once_it_is_due(
     memory_on: ReferenceEngine, conversation: Conversation
 ) -> None:
-    from pippa_memory.delivery import deliver_due
+    from pippa_memory.outbox.delivery import deliver_due
 
     event = OutboxEvent.objects.get(message_id=assistant_row(conversation).id)
     memory_on.set_fault("throttle", retry_after=120)
@@ -294,7 +294,7 @@ def queries_of(run: Any) -> list[str]:
 def test_a_batch_is_claimed_in_one_query_and_recorded_in_one_per_outcome(
     memory_on: ReferenceEngine, conversation: Conversation
 ) -> None:
-    from pippa_memory.delivery import deliver_due
+    from pippa_memory.outbox.delivery import deliver_due
 
     for _ in range(10):
         assistant_row(conversation)
@@ -322,7 +322,7 @@ def test_a_batch_is_claimed_in_one_query_and_recorded_in_one_per_outcome(
 def test_backoff_grows_with_full_jitter_and_is_capped(
     configure: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pippa_memory.delivery import retry_delay
+    from pippa_memory.outbox.delivery import retry_delay
 
     configure(OUTBOX_BASE_DELAY=5.0, OUTBOX_MAX_DELAY=60.0)
     # Seeded, so the statistical assertions below give the same verdict on every run.
@@ -447,7 +447,7 @@ def test_a_commit_rings_the_worker_after_it_and_only_then(
 def test_a_claimed_delivery_is_not_taken_twice(
     memory_on: ReferenceEngine, conversation: Conversation
 ) -> None:
-    from pippa_memory.delivery import claim
+    from pippa_memory.outbox.delivery import claim
 
     event = OutboxEvent.objects.get(message_id=assistant_row(conversation).id)
 
@@ -481,7 +481,7 @@ def test_redrive_revives_dead_events_and_shows_progress_while_the_worker_drains_
 ) -> None:
     import threading
 
-    from pippa_memory.outbox_worker import Doorbell, run_worker
+    from pippa_memory.outbox.worker import Doorbell, run_worker
     from tests.live_servers import free_port
 
     # A poll far longer than the test: only redrive's ring can wake the worker in time.

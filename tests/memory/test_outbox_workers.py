@@ -17,13 +17,13 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from pippa_memory.delivery import claim
 from pippa_memory.models import OutboxEvent
-from pippa_memory.outbox import sweep_outbox
-from pippa_memory.reference_engine import ReferenceEngine
+from pippa_memory.outbox.delivery import claim
+from pippa_memory.outbox.events import sweep_outbox
+from reference_engine import ReferenceEngine
 from tests.live_servers import free_port
 from webui.models import Conversation
-from webui.turns import run_turn
+from webui.turns.service import run_turn
 
 from .conftest import TOKEN
 

@@ -9,9 +9,9 @@ import pytest
 from django.test import Client
 
 from pippa_memory.models import PinRecord
-from pippa_memory.reference_engine import ReferenceEngine
+from reference_engine import ReferenceEngine
 from webui.models import Conversation
-from webui.turns import run_turn
+from webui.turns.service import run_turn
 
 pytestmark = pytest.mark.django_db
 

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from pippa_memory.models import PinRecord
-from pippa_memory.reference_engine import ReferenceEngine
-from webui.canonical import canonical_json
+from reference_engine import ReferenceEngine
 from webui.models import Conversation
-from webui.turns import run_turn
+from webui.text.canonical import canonical_json
+from webui.turns.service import run_turn
 
 pytestmark = pytest.mark.django_db
 

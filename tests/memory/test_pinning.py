@@ -8,10 +8,10 @@ import pytest
 from django.db import connection
 
 from pippa_memory.models import MemoryBlock, PinRecord, sha256_of
-from pippa_memory.pinning import RENDERED, pin_at_first_turn, request_repin
-from pippa_memory.reference_engine import ReferenceEngine
+from pippa_memory.pins.pinning import RENDERED, pin_at_first_turn, request_repin
+from reference_engine import ReferenceEngine
 from webui.models import Conversation
-from webui.turns import run_turn
+from webui.turns.service import run_turn
 
 pytestmark = pytest.mark.django_db
 
@@ -343,7 +343,7 @@ def test_the_breaker_state_can_be_shared_through_redis(
 
     import redis
 
-    from pippa_memory.client import BREAKER
+    from pippa_memory.engine.client import BREAKER
 
     url = "redis://127.0.0.1:6379/14"
     try:
@@ -368,8 +368,8 @@ def test_the_breaker_state_can_be_shared_through_redis(
 def settled_turn(conversation: Conversation, text: str) -> Any:
     """A turn of ``conversation`` with its user message saved and its pins settled."""
     from webui.extensions import TurnContext
-    from webui.pins import settle_pins
-    from webui.turns import save_user_message
+    from webui.prompt.pins import settle_pins
+    from webui.turns.service import save_user_message
 
     message = save_user_message(conversation=conversation, text=text)
     turn = TurnContext(conversation=conversation, user_message=message, first_turn=False)
@@ -380,7 +380,7 @@ def settled_turn(conversation: Conversation, text: str) -> Any:
 def assembled_without_writes_or_engine_calls(turn: Any, engine: ReferenceEngine) -> str:
     from django.test.utils import CaptureQueriesContext
 
-    from webui.assembly import assemble_prompt
+    from webui.prompt.assembly import assemble_prompt
 
     calls_before = len(engine.received)
     with CaptureQueriesContext(connection) as queries:

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from pippa_memory.models import BrainCall, ItemTombstone, OutboxEvent, PinRecord
 from webui.models import Conversation, Message
-from webui.turns import run_turn
+from webui.turns.service import run_turn
 
 pytestmark = pytest.mark.django_db
 

@@ -9,12 +9,12 @@ import pytest
 import responses
 
 from pippa_memory.models import OutboxEvent, PendingAsk
-from pippa_memory.reference_engine import ReferenceEngine
-from pippa_memory.tool import MEMORY_TOOL
+from pippa_memory.turn.tool import MEMORY_TOOL
+from reference_engine import ReferenceEngine
 from tests.host.vessel_kits import ALL_KITS, kit_vessel
-from webui.canonical import canonical_json
 from webui.models import Conversation, Message, Soul
-from webui.turns import run_turn
+from webui.text.canonical import canonical_json
+from webui.turns.service import run_turn
 
 pytestmark = pytest.mark.django_db
 
@@ -147,7 +147,7 @@ def test_an_answer_that_arrives_between_turns_rides_the_next_turn(
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from pippa_memory.answers import QUESTIONS_OUT
+    from pippa_memory.turn.answers import QUESTIONS_OUT
 
     now = [1000.0]
     memory_on.state.clock = lambda: now[0]
@@ -178,7 +178,7 @@ def test_an_answer_that_arrives_between_turns_rides_the_next_turn(
 def test_the_questions_out_flag_falls_only_with_the_last_answer(
     memory_on: ReferenceEngine, conversation: Conversation
 ) -> None:
-    from pippa_memory.answers import QUESTIONS_OUT, record_answered
+    from pippa_memory.turn.answers import QUESTIONS_OUT, record_answered
 
     first = tool_output(conversation, "ask one thing")["ask_id"]
     second = tool_output(conversation, "ask another thing")["ask_id"]
@@ -195,7 +195,7 @@ def test_an_ask_whose_row_is_rolled_back_leaves_no_flag(
 ) -> None:
     from django.db import transaction
 
-    from pippa_memory.answers import record_ask
+    from pippa_memory.turn.answers import record_ask
 
     def failing_turn() -> None:
         with transaction.atomic():

@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 import requests
 
-from pippa_memory import contract
+from pippa_memory.engine import contract
 from pippa_memory.management.commands.memory_engine import Command
-from pippa_memory.reference_engine import ReferenceEngine
+from reference_engine import ReferenceEngine
 
 from .engine_v2 import ALICE, BOB, call, get
 

@@ -8,8 +8,8 @@ import jsonschema
 import pytest
 import requests
 
-from pippa_memory import contract
-from pippa_memory.reference_engine import ReferenceEngine
+from pippa_memory.engine import contract
+from reference_engine import ReferenceEngine
 
 from .engine_v2 import ALICE, HEADERS, call, event, remember, send
 

@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from pippa_memory.delivery import deliver_turn_event
 from pippa_memory.models import OutboxEvent, PendingAsk
-from pippa_memory.reference_engine import ReferenceEngine
+from pippa_memory.outbox.delivery import deliver_turn_event
+from reference_engine import ReferenceEngine
 from tests.host.fakes import SecondRoundFailsOnce
 from webui.models import Conversation, TurnRound
-from webui.turns import TurnError, retry_turn, run_turn
+from webui.turns.service import TurnError, retry_turn, run_turn
 from webui.vessels import registry
 
 pytestmark = pytest.mark.django_db

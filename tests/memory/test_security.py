@@ -12,7 +12,7 @@ import responses
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from pippa_memory.reference_engine import ReferenceEngine
+from reference_engine import ReferenceEngine
 from tests.host.vessel_kits import AnthropicKit
 from webui.models import Conversation, Soul, Vessel
 

@@ -8,11 +8,11 @@ import pytest
 from rest_framework.test import APIClient
 
 from pippa_memory.models import PendingAsk
-from pippa_memory.reference_engine import ReferenceEngine
+from reference_engine import ReferenceEngine
 from tests.memory.test_memory_privacy import deliver_all
-from webui.canonical import canonical_json
 from webui.models import Conversation, Message
-from webui.turns import run_turn
+from webui.text.canonical import canonical_json
+from webui.turns.service import run_turn
 
 pytestmark = pytest.mark.django_db
 

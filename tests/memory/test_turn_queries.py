@@ -7,9 +7,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from pippa_memory.reference_engine import ReferenceEngine
+from reference_engine import ReferenceEngine
 from webui.models import Conversation
-from webui.turns import run_turn
+from webui.turns.service import run_turn
 
 pytestmark = pytest.mark.django_db
 

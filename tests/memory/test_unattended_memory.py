@@ -9,9 +9,9 @@ from django.test import Client
 from django.utils import timezone
 
 from pippa_memory.models import OutboxEvent, PinRecord
-from pippa_memory.reference_engine import ReferenceEngine
+from reference_engine import ReferenceEngine
 from webui.models import ScheduledJob, Soul, UnattendedRun, Vessel
-from webui.unattended import run_due_jobs, run_job, run_wake
+from webui.unattended.runner import run_due_jobs, run_job, run_wake
 
 pytestmark = pytest.mark.django_db
 

@@ -14,14 +14,14 @@ import responses
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from pippa_memory.client import call_engine
+from pippa_memory.engine.client import call_engine
 from pippa_memory.models import PendingAsk, PinRecord
-from pippa_memory.reference_engine import ReferenceEngine
+from reference_engine import ReferenceEngine
 from tests.host.vessel_kits import OpenAIKit, kit_vessel
 from tests.memory.conftest import TOKEN
 from webui.models import Conversation, Message, ScheduledJob, Soul, Vessel
-from webui.turns import run_turn
-from webui.unattended import run_job, run_wake
+from webui.turns.service import run_turn
+from webui.unattended.runner import run_job, run_wake
 
 pytestmark = pytest.mark.django_db
 

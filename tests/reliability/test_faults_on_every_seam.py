@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from pippa_memory.delivery import deliver_turn_event
 from pippa_memory.models import OutboxEvent, PendingAsk
-from pippa_memory.reference_engine import ReferenceEngine
+from pippa_memory.outbox.delivery import deliver_turn_event
+from reference_engine import ReferenceEngine
 from webui.models import ScheduledJob, Soul, Vessel
-from webui.turns import run_turn
-from webui.unattended import run_job, run_wake
+from webui.turns.service import run_turn
+from webui.unattended.runner import run_job, run_wake
 
 pytestmark = pytest.mark.django_db
 

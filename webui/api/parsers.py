@@ -1,4 +1,4 @@
-"""The API's one parser: JSON within Django's upload cap, read by :mod:`webui.untrusted_json`."""
+"""The API's one parser: JSON within Django's upload cap, read by :mod:`webui.text.untrusted_json`."""
 
 from typing import IO, Any
 
@@ -7,7 +7,7 @@ from django.core.exceptions import RequestDataTooBig
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.parsers import JSONParser, get_encoding
 
-from webui.untrusted_json import UnstorableText, UntrustedJSONError, parse_untrusted_json
+from webui.text.untrusted_json import UnstorableText, UntrustedJSONError, parse_untrusted_json
 
 
 def read_within_upload_cap(stream: IO[bytes], parser_context: dict[str, Any]) -> bytes:

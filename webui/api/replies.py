@@ -6,7 +6,7 @@ from rest_framework.response import Response
 
 from webui.api.errors import error_response
 from webui.api.serializers import MessageSerializer, serialized_messages
-from webui.turn_events import TurnError, TurnResult
+from webui.turns.events import TurnError, TurnResult
 
 
 def turn_response(result: TurnResult) -> Response:

@@ -7,10 +7,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from webui.conf import webui_settings
-from webui.conversations import title_problem
 from webui.extensions import message_notes
 from webui.models import Conversation, Message, Soul, Vessel
-from webui.reply_markdown import render_reply_html
+from webui.text.reply_markdown import render_reply_html
+from webui.web.conversations import title_problem
 
 SLUG = re.compile(r"^[-a-zA-Z0-9_]+\Z")
 
@@ -69,7 +69,7 @@ class MessageNoteSerializer(serializers.Serializer):
 
 class MessageSerializer(serializers.ModelSerializer):
     """A stored message, as the chat page shows it: a reply also as sanitised HTML (``html``,
-    :mod:`webui.reply_markdown`; a member's own message has ``html`` null and shows as written),
+    :mod:`webui.text.reply_markdown`; a member's own message has ``html`` null and shows as written),
     with the notes the installed extensions put under it (give them as
     ``context={"notes": message_notes(...)}``; none without)."""
 

@@ -35,7 +35,7 @@ from rest_framework.utils.encoders import JSONEncoder
 from webui.api.replies import turn_error_response, turn_response
 from webui.api.serializers import MessageSerializer
 from webui.models import Conversation, Message
-from webui.turn_events import (
+from webui.turns.events import (
     Delta,
     ToolFinished,
     ToolStarted,
@@ -44,7 +44,7 @@ from webui.turn_events import (
     TurnFailed,
     TurnStarted,
 )
-from webui.turns import stream_turn
+from webui.turns.service import stream_turn
 
 logger = logging.getLogger(__name__)
 

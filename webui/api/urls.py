@@ -1,6 +1,7 @@
 from django.urls import path
 
-from webui.api import ledger, views
+from webui.api import views
+from webui.ledger import api as ledger
 
 urlpatterns = [
     path("conversations/", views.ConversationListView.as_view(), name="api-conversations"),

@@ -29,11 +29,11 @@ from webui.api.streams import (
     retry_event_stream,
     wants_event_stream,
 )
-from webui.conversations import ConversationError, delete_conversation, rename_conversation
 from webui.models import Conversation, Message
-from webui.selectors import SEARCH_MAX_CHARS, conversations_for, listed_conversations_for
-from webui.turn_lock import request_stop
-from webui.turns import TurnError, retry_turn, run_turn
+from webui.turns.lock import request_stop
+from webui.turns.service import TurnError, retry_turn, run_turn
+from webui.web.conversations import ConversationError, delete_conversation, rename_conversation
+from webui.web.selectors import SEARCH_MAX_CHARS, conversations_for, listed_conversations_for
 
 TURN_REPLY = inline_serializer(
     "TurnReply",

@@ -1,7 +1,7 @@
 """The contract every vessel adapter fills, in the style of django-anymail's backends.
 
 :meth:`VesselAdapter.complete` is the template method: build the provider's request from the
-assembled :class:`~webui.prompt.Prompt`, send it, parse the answer into a :class:`VesselReply`.
+assembled :class:`~webui.prompt.types.Prompt`, send it, parse the answer into a :class:`VesselReply`.
 :meth:`VesselAdapter.complete_structured` is the same with tools off and the provider's JSON mode.
 :meth:`VesselAdapter.stream` is the same call with the answer yielded as it arrives (see
 :mod:`webui.vessels.streaming`).
@@ -17,8 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from webui.lone_surrogates import lone_surrogate_path
-from webui.prompt import (
+from webui.prompt.types import (
     HistoryMessage,
     Prompt,
     ToolCall,
@@ -26,6 +25,7 @@ from webui.prompt import (
     ToolRound,
     ToolUse,
 )
+from webui.text.lone_surrogates import lone_surrogate_path
 from webui.vessels.encoding import EncodedMessage
 from webui.vessels.errors import VesselError, unencodable_text_error
 from webui.vessels.key_env import api_key_env_problem
@@ -125,7 +125,7 @@ class VesselAdapter(ABC):
     #: :meth:`stream` gives the whole reply as one piece once it has it.
     stream_parser_class: ClassVar[type[StreamParser] | None] = None
     #: Where :meth:`build_request` puts the parts of the prompt, for the cache ledger
-    #: (:func:`webui.ledger.stable_prefix`): the tool definitions, the system text (``None``: it
+    #: (:func:`webui.ledger.recorder.stable_prefix`): the tool definitions, the system text (``None``: it
     #: is the first of the messages, as :meth:`render_system` gives it) and the messages.
     tools_key: ClassVar[str] = "tools"
     system_key: ClassVar[str | None] = "system"

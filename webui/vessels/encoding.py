@@ -2,12 +2,12 @@
 
 Every call replays the whole history, and a stored message renders to the same provider messages
 and the same canonical JSON every time (rows are append-only, and the history a process keeps
-holds the same :class:`~webui.prompt.HistoryMessage` objects from turn to turn, see
-:mod:`webui.history`). So :meth:`VesselAdapter.render_history` keeps each message's rendering
+holds the same :class:`~webui.prompt.types.HistoryMessage` objects from turn to turn, see
+:mod:`webui.turns.history`). So :meth:`VesselAdapter.render_history` keeps each message's rendering
 with the message, as :class:`EncodedMessage` dicts that carry their own bytes, and the two places
 that serialise a whole request, the wire body (:func:`request_bytes`) and the cache ledger
 (:func:`stable_bytes`), read those bytes instead of encoding the history again. The result is
-byte for byte what :func:`~webui.canonical.canonical_bytes` gives for the same request
+byte for byte what :func:`~webui.text.canonical.canonical_bytes` gives for the same request
 (``tests/host/test_encoding.py`` holds that over a long conversation on every adapter), so a
 turn's cost stops growing with the conversation's length while its bytes stay put.
 
@@ -18,7 +18,7 @@ message builds a new dict (``{**message, ...}``), as the adapters do.
 from collections.abc import Mapping
 from typing import Any
 
-from webui.canonical import canonical_bytes
+from webui.text.canonical import canonical_bytes
 
 
 def without_markers(value: Any, keys: frozenset[str]) -> Any:

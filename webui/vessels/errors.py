@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from webui.redaction import fit_to_show
+from webui.text.redaction import fit_to_show
 
 
 class VesselError(Exception):

@@ -32,7 +32,7 @@ from webui.outbound_http import (
     open_stream,
     retry_after_seconds,
 )
-from webui.redaction import mask_secrets
+from webui.text.redaction import mask_secrets
 from webui.vessels.base import VesselAdapter
 from webui.vessels.encoding import request_bytes
 from webui.vessels.errors import VesselError

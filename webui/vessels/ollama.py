@@ -10,8 +10,8 @@ vessel names an environment variable that holds it (a proxy in front of Ollama, 
 from collections.abc import Sequence
 from typing import Any
 
-from webui.canonical import canonical_json
-from webui.prompt import Prompt, ToolDefinition, ToolUse
+from webui.prompt.types import Prompt, ToolDefinition, ToolUse
+from webui.text.canonical import canonical_json
 from webui.vessels.base import Message, VesselReply, normalised_usage
 from webui.vessels.errors import error_member
 from webui.vessels.openai import ChatRolesAdapter, function_calls, function_tools

@@ -8,8 +8,8 @@ conversation id, so every turn of a conversation is routed to the same cache.
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from webui.canonical import canonical_json
-from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolUse, derived_call_id
+from webui.prompt.types import Prompt, ToolCall, ToolDefinition, ToolUse, derived_call_id
+from webui.text.canonical import canonical_json
 from webui.vessels.base import (
     Message,
     VesselReply,

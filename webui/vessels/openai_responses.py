@@ -11,8 +11,8 @@ conversation id.
 from collections.abc import Sequence
 from typing import Any
 
-from webui.canonical import canonical_json
-from webui.prompt import Prompt, ToolCall, ToolDefinition, ToolUse
+from webui.prompt.types import Prompt, ToolCall, ToolDefinition, ToolUse
+from webui.text.canonical import canonical_json
 from webui.vessels.base import Message, VesselReply, normalised_usage, parse_json_arguments
 from webui.vessels.errors import VesselError
 from webui.vessels.openai import OpenAIAdapter

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from webui.lone_surrogates import lone_surrogate_path
-from webui.prompt import Prompt, derived_call_id
+from webui.prompt.types import Prompt, derived_call_id
+from webui.text.lone_surrogates import lone_surrogate_path
 from webui.vessels.errors import VesselError, unencodable_text_error
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import DatabaseError
 
-from pippa_memory.reference_engine import ReferenceEngine
+from reference_engine import ReferenceEngine
 from webui.management.commands.load_demo import DEMO_USERNAME
 
 DEMO_MEMORIES = [

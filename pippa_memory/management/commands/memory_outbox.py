@@ -11,8 +11,8 @@ from tqdm import tqdm
 
 from pippa_memory.conf import memory_settings
 from pippa_memory.models import OutboxEvent
-from pippa_memory.outbox import make_due, sweep_outbox
-from pippa_memory.outbox_worker import Doorbell, run_worker
+from pippa_memory.outbox.events import make_due, sweep_outbox
+from pippa_memory.outbox.worker import Doorbell, run_worker
 
 
 class Command(BaseCommand):

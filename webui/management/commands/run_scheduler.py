@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand
 from django.utils import timezone
 
 from webui.retention import run_daily_prune
-from webui.unattended import run_due_jobs
+from webui.unattended.runner import run_due_jobs
 
 
 class Command(BaseCommand):

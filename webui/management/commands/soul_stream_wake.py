@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from webui.models import Soul, Vessel
-from webui.unattended import run_wake
+from webui.unattended.runner import run_wake
 
 
 class Command(BaseCommand):

@@ -1,0 +1,186 @@
+"""Engine contract v2 (DESIGN.md section 7): the JSON Schemas every engine answer must match.
+
+An answer that does not match is a failure, never half-used. ``docs/engine-contract.md`` and
+``docs/engine-openapi.yaml`` describe the same shapes for people and tools. Beyond its shape,
+every string of an answer must be valid Unicode scalar values (:func:`unusable_text_problem`).
+Every call names the contract version it speaks in :data:`CONTRACT_HEADER`.
+"""
+
+from typing import Any
+
+from webui.text.lone_surrogates import lone_surrogate_path
+
+CONTRACT_HEADER: tuple[str, str] = ("X-Memory-Contract", "2")
+"""The header, and its value, naming the contract version on every call the client makes."""
+
+REVISION = {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,100}$"}
+TEXT = {"type": "string"}
+TEXT_OR_NULL = {"type": ["string", "null"]}
+SCOPE = {"enum": ["private", "household"]}
+MEMBER = {
+    "type": "object",
+    "required": ["member", "name"],
+    "properties": {"member": {"type": "string", "minLength": 1}, "name": TEXT},
+}
+
+ITEM: dict[str, Any] = {
+    "type": "object",
+    "required": ["id", "text", "at", "scope", "said_by", "source"],
+    "properties": {
+        "id": {"type": "string", "minLength": 1},
+        "text": TEXT,
+        "at": TEXT,
+        "scope": SCOPE,
+        "said_by": {"oneOf": [{"type": "null"}, MEMBER]},
+        "source": {
+            "type": "object",
+            "required": ["conversation", "message", "tool_use"],
+            "properties": {
+                "conversation": TEXT_OR_NULL,
+                "message": TEXT_OR_NULL,
+                "tool_use": TEXT_OR_NULL,
+            },
+        },
+    },
+}
+"""One memory item, wherever it appears: who said it (null: an unattended run) and where."""
+
+BLOCK: dict[str, Any] = {
+    "type": "object",
+    "required": ["soul", "revision", "viewer", "block", "items"],
+    "properties": {
+        "soul": TEXT,
+        "revision": REVISION,
+        "viewer": TEXT_OR_NULL,
+        "block": TEXT,
+        "items": {"type": "array", "items": TEXT},
+    },
+}
+"""A rendered block of one revision for one viewer, with the ids of the items it holds."""
+
+RECALL: dict[str, Any] = {
+    "type": "object",
+    "required": ["match", "items", "fallback"],
+    "properties": {
+        "match": {"enum": ["exact", "fallback"]},
+        "items": {"type": "array", "items": ITEM},
+        "fallback": {
+            "oneOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "required": ["from", "to", "reason"],
+                    "properties": {"from": TEXT, "to": TEXT, "reason": TEXT},
+                },
+            ]
+        },
+    },
+}
+
+ITEMS: dict[str, Any] = {
+    "type": "object",
+    "required": ["items", "next", "revision"],
+    "properties": {
+        "items": {"type": "array", "items": ITEM},
+        "next": TEXT_OR_NULL,
+        "revision": REVISION,
+    },
+}
+"""One page of the items a viewer may see, newest first; ``next`` is the cursor of the next."""
+
+MEMBERS: dict[str, Any] = {
+    "type": "object",
+    "required": ["members", "revision"],
+    "properties": {
+        "members": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["member", "name", "private_items"],
+                "properties": {
+                    "member": TEXT,
+                    "name": TEXT,
+                    "private_items": {"type": "integer", "minimum": 0},
+                },
+            },
+        },
+        "revision": REVISION,
+    },
+}
+"""Each member's count of private items (never their text), for staff."""
+
+FORGOTTEN: dict[str, Any] = {
+    "type": "object",
+    "required": ["forgotten", "revision"],
+    "properties": {"forgotten": TEXT, "revision": REVISION},
+}
+
+RESCOPED: dict[str, Any] = {
+    "type": "object",
+    "required": ["item", "revision"],
+    "properties": {"item": ITEM, "revision": REVISION},
+}
+
+FORGOTTEN_MEMBER: dict[str, Any] = {
+    "type": "object",
+    "required": ["forgotten", "revision"],
+    "properties": {"forgotten": {"type": "integer", "minimum": 0}, "revision": REVISION},
+}
+
+ASK: dict[str, Any] = {
+    "type": "object",
+    "required": ["ask_id"],
+    "properties": {"ask_id": {"type": "string", "minLength": 1}},
+}
+
+ANSWERS: dict[str, Any] = {
+    "type": "object",
+    "required": ["answers"],
+    "properties": {
+        "answers": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "ask_id", "question", "answer", "answered_at"],
+                "properties": {
+                    "id": TEXT,
+                    "ask_id": TEXT,
+                    "question": TEXT,
+                    "answer": TEXT,
+                    "answered_at": TEXT,
+                },
+            },
+        }
+    },
+}
+
+BRIEF: dict[str, Any] = {
+    "type": "object",
+    "required": ["brief", "revision"],
+    "properties": {"brief": TEXT, "revision": REVISION},
+}
+
+BUNDLE: dict[str, Any] = {
+    "type": "object",
+    "required": ["bundle", "revision", "sha256"],
+    "properties": {
+        "bundle": TEXT,
+        "revision": REVISION,
+        "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+    },
+}
+
+
+def unusable_text_problem(answer: Any) -> str | None:
+    """Why ``answer`` (a decoded engine answer, any route) holds text nothing can use, or ``None``.
+
+    JSON can carry a lone surrogate (``"\\ud800"``) that no UTF-8 encoder, database column or
+    provider request can hold; an answer with one, anywhere (values or keys), is refused whole,
+    as an answer of the wrong shape is.
+    """
+    where = lone_surrogate_path(answer)
+    if where is None:
+        return None
+    return (
+        f"The engine's answer holds text that is not valid Unicode (a lone surrogate) at {where}."
+    )

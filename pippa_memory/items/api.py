@@ -1,0 +1,256 @@
+"""The memory page as JSON: ``/api/memory/items/`` (list and search), ``.../items/<id>/`` (DELETE
+forgets, PATCH changes the scope) and, for a memory manager, ``.../members/<member>/forget/``.
+
+Session-authenticated with CSRF like the rest of the API, errors in its one shape. Each view is
+one call into :mod:`pippa_memory.items.services`; its refusals keep their code and status (``not_found``
+404, ``not_yours`` 403, ``no_owner`` 409, ``invalid_cursor`` 400), and an engine that is down or
+memory switched off is ``memory_unavailable`` 503 with the reason: never an empty list, and a
+change the engine did not confirm is never answered as done.
+"""
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from pippa_memory.items import services
+from pippa_memory.items.turn_links import own_turn_urls
+from pippa_memory.models import Scope
+from webui.api.errors import error_response
+from webui.api.views import ERROR
+from webui.models import Soul
+
+QUERY_LENGTH = 200
+
+
+class SoulQuerySerializer(serializers.Serializer):
+    soul = serializers.SlugField(max_length=50, help_text="The soul's slug.")
+
+    def validate_soul(self, slug: str) -> Soul:
+        soul = Soul.objects.filter(slug=slug).first()
+        if soul is None:
+            raise serializers.ValidationError(f"No soul is called {slug!r}.")
+        return soul
+
+
+class ItemQuerySerializer(SoulQuerySerializer):
+    q = serializers.CharField(max_length=QUERY_LENGTH, required=False, allow_blank=True)
+    cursor = serializers.CharField(max_length=QUERY_LENGTH, required=False, allow_blank=True)
+
+
+class ScopeSerializer(serializers.Serializer):
+    scope = serializers.ChoiceField(choices=Scope.values)
+
+
+class SaidBySerializer(serializers.Serializer):
+    member = serializers.CharField()
+    name = serializers.CharField()
+
+
+class SourceSerializer(serializers.Serializer):
+    conversation = serializers.CharField(allow_null=True)
+    message = serializers.CharField(allow_null=True)
+    tool_use = serializers.CharField(allow_null=True)
+
+
+class ItemSerializer(serializers.Serializer):
+    """An item in the engine's shape, with what the viewer may do and the link to its turn."""
+
+    id = serializers.CharField()
+    text = serializers.CharField()
+    at = serializers.CharField()
+    scope = serializers.ChoiceField(choices=Scope.values)
+    said_by = SaidBySerializer(allow_null=True)
+    source = SourceSerializer()
+    yours = serializers.BooleanField()
+    may_forget = serializers.BooleanField()
+    may_change_scope = serializers.BooleanField()
+    turn_url = serializers.CharField(allow_null=True, help_text="Only for the viewer's own chats.")
+
+
+class MemberCountSerializer(serializers.Serializer):
+    member = serializers.CharField()
+    name = serializers.CharField()
+    private_items = serializers.IntegerField()
+
+
+class ListingSerializer(serializers.Serializer):
+    soul = serializers.CharField()
+    revision = serializers.CharField()
+    items = ItemSerializer(many=True)
+    next = serializers.CharField(
+        allow_null=True, help_text="Pass as ``cursor`` for older services."
+    )
+    members = MemberCountSerializer(
+        many=True, allow_null=True, help_text="Memory managers only: counts, never text."
+    )
+
+
+class ChangeSerializer(serializers.Serializer):
+    revision = serializers.CharField()
+    repinned = serializers.IntegerField(help_text="Conversations that re-pin at their next turn.")
+
+
+class ForgottenSerializer(ChangeSerializer):
+    forgotten = serializers.CharField()
+
+
+class RescopedSerializer(ChangeSerializer):
+    item = ItemSerializer()
+
+
+class ForgottenMemberSerializer(ChangeSerializer):
+    forgotten = serializers.IntegerField(help_text="How many items the member had said.")
+
+
+ERROR_WORDS = {
+    400: "A parameter is wrong (details name it), or the cursor is not one the engine gave.",
+    403: "Not logged in, the CSRF token is missing, or the memory is someone else's (not_yours).",
+    404: "No such memory, or not one this member can see.",
+    409: "An unattended run's memory has no member to keep it private (no_owner).",
+    503: "Memory is unavailable (switched off, or the engine down): details.reason says why. "
+    "Nothing was changed.",
+}
+
+
+def errors(*statuses: int) -> dict[int, OpenApiResponse]:
+    return {status: OpenApiResponse(ERROR, description=ERROR_WORDS[status]) for status in statuses}
+
+
+def refusal_response(refusal: services.MemoryRefusal) -> Response:
+    details = {"reason": refusal.reason} if refusal.reason else {}
+    return error_response(
+        code=refusal.code, message=refusal.message, status_code=refusal.status, details=details
+    )
+
+
+def item_json(request: Request, item: services.MemoryItem, turn_url: str | None) -> dict[str, Any]:
+    user = request.user
+    return {
+        **item.as_engine_shape(),
+        "yours": services.said_it(user, item),
+        "may_forget": services.may_forget(user, item),
+        "may_change_scope": services.may_change_scope(user, item),
+        "turn_url": turn_url,
+    }
+
+
+def soul_of(request: Request) -> Soul:
+    query = SoulQuerySerializer(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    return query.validated_data["soul"]
+
+
+class ItemListView(APIView):
+    """``GET``: the items the member may see of one soul, newest first; ``q`` searches."""
+
+    serializer_class = ListingSerializer
+
+    @extend_schema(
+        parameters=[ItemQuerySerializer],
+        responses={200: ListingSerializer, **errors(400, 403, 503)},
+    )
+    def get(self, request: Request) -> Response:
+        query = ItemQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        soul, user = query.validated_data["soul"], request.user
+        try:
+            listing = services.list_items(
+                soul=soul,
+                user=user,
+                q=query.validated_data.get("q", ""),
+                cursor=query.validated_data.get("cursor", ""),
+            )
+            members = (
+                services.member_counts(soul=soul, user=user) if services.may_manage(user) else None
+            )
+        except services.MemoryRefusal as refusal:
+            return refusal_response(refusal)
+        urls = own_turn_urls(user=user, items=listing.items)
+        return Response(
+            {
+                "soul": soul.slug,
+                "revision": listing.revision,
+                "items": [item_json(request, i, urls.get(i.id)) for i in listing.items],
+                "next": listing.next,
+                "members": None if members is None else [vars(m) for m in members],
+            }
+        )
+
+
+class ItemView(APIView):
+    """``DELETE``: forget the item. ``PATCH`` ``{"scope"}``: make it private or household."""
+
+    serializer_class = ScopeSerializer
+
+    @extend_schema(
+        parameters=[SoulQuerySerializer],
+        responses={200: ForgottenSerializer, **errors(400, 403, 404, 503)},
+    )
+    def delete(self, request: Request, item_id: str) -> Response:
+        soul = soul_of(request)
+        try:
+            changed = services.forget_item(soul=soul, user=request.user, item_id=item_id)
+        except services.MemoryRefusal as refusal:
+            return refusal_response(refusal)
+        return Response(
+            {
+                "forgotten": item_id,
+                "revision": changed.revision,
+                "repinned": changed.repinned.conversations,
+            }
+        )
+
+    @extend_schema(
+        parameters=[SoulQuerySerializer],
+        request=ScopeSerializer,
+        responses={200: RescopedSerializer, **errors(400, 403, 404, 409, 503)},
+    )
+    def patch(self, request: Request, item_id: str) -> Response:
+        soul = soul_of(request)
+        body = ScopeSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        scope = body.validated_data["scope"]
+        try:
+            changed = services.change_scope(
+                soul=soul, user=request.user, item_id=item_id, scope=scope
+            )
+        except services.MemoryRefusal as refusal:
+            return refusal_response(refusal)
+        item = changed.item
+        urls = own_turn_urls(user=request.user, items=[item])
+        return Response(
+            {
+                "item": item_json(request, item, urls.get(item.id)),
+                "revision": changed.revision,
+                "repinned": changed.repinned.conversations,
+            }
+        )
+
+
+class MemberForgetView(APIView):
+    """``POST``: for a memory manager, forget everything one member said to the soul."""
+
+    serializer_class = serializers.Serializer
+
+    @extend_schema(
+        parameters=[SoulQuerySerializer],
+        request=None,
+        responses={200: ForgottenMemberSerializer, **errors(400, 403, 404, 503)},
+    )
+    def post(self, request: Request, member: str) -> Response:
+        soul = soul_of(request)
+        try:
+            changed = services.forget_member(soul=soul, user=request.user, member=member)
+        except services.MemoryRefusal as refusal:
+            return refusal_response(refusal)
+        return Response(
+            {
+                "forgotten": changed.count,
+                "revision": changed.revision,
+                "repinned": changed.repinned.conversations,
+            }
+        )

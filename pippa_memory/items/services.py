@@ -1,0 +1,394 @@
+"""A soul's memory items, managed by the household: the engine's management calls (contract v2)
+and the rules of who may do what.
+
+The engine enforces only visibility, by the ``viewer`` every call here names (the account asking):
+household items, plus that member's own private items. Ownership is enforced here, before the
+engine is asked to change anything:
+
+* a member may forget, and change the scope of, an item they said (``said_by.member`` is their id);
+  not an item someone else said (:data:`NOT_YOURS`);
+* an account holding :data:`MANAGE_MEMORY` may also forget any household item, see each member's
+  count of private items (never their text), and forget everything one member said.
+
+Nothing here raises for the engine being down or memory being off: every call that did not work
+raises :class:`MemoryRefusal` with a code, a message a person can act on and, for
+``memory_unavailable``, the client's reason. A change the engine did not confirm is never reported
+as done. After a confirmed forget (or an item made private), the conversations whose pinned block
+held the item are asked to re-pin (:mod:`pippa_memory.pins.forgetting`).
+"""
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.utils.dateparse import parse_datetime
+
+from pippa_memory.engine import contract
+from pippa_memory.engine.client import EngineAnswer, call_engine
+from pippa_memory.engine.members import may_see, member_id
+from pippa_memory.pins import forgetting, tombstones
+from webui.models import Soul
+
+logger = logging.getLogger(__name__)
+
+MANAGE_MEMORY = "pippa_memory.manage_memory"
+NOT_YOURS = "not_yours"
+PAGE_SIZE = 20
+#: Finding one item walks the viewer's listing at most this many pages of 100 (the contract has
+#: no call for one item).
+FIND_PAGES = 50
+#: What the engine's item ids may look like; anything else is no item (never part of a path).
+ITEM_ID_LENGTH = 200
+
+UNAVAILABLE_WORDS = {
+    "memory_disabled": "Memory is switched off for this household (PIPPA_MEMORY_ENABLED=false).",
+    "engine_unconfigured": "No memory engine is configured (PIPPA_MEMORY_URL is not set).",
+    "breaker_open": "The memory engine failed repeatedly; calls are paused for a short while.",
+}
+
+
+class MemoryRefusal(Exception):
+    """A memory call that was not done: ``code`` (``memory_unavailable``, ``not_found``,
+    ``not_yours``, ``no_owner``, ``invalid_cursor``), what to tell the person, an HTTP status,
+    and for ``memory_unavailable`` the engine client's ``reason``."""
+
+    def __init__(self, *, code: str, message: str, status: int, reason: str = "") -> None:
+        super().__init__(message)
+        self.code, self.message, self.status, self.reason = code, message, status, reason
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """One item as the engine describes it: who said it (``None``: an unattended run) and where."""
+
+    id: str
+    text: str
+    at: datetime | None
+    at_text: str
+    scope: str
+    said_by_member: str | None
+    said_by_name: str
+    conversation: str | None
+    message: str | None
+    tool_use: str | None
+
+    @classmethod
+    def from_engine(cls, data: dict[str, Any]) -> "MemoryItem":
+        said_by, source = data["said_by"], data["source"]
+        return cls(
+            id=data["id"],
+            text=data["text"],
+            at=parse_datetime(data["at"]) if _parses(data["at"]) else None,
+            at_text=data["at"],
+            scope=data["scope"],
+            said_by_member=said_by["member"] if said_by else None,
+            said_by_name=said_by["name"] if said_by else "",
+            conversation=source["conversation"],
+            message=source["message"],
+            tool_use=source["tool_use"],
+        )
+
+    def as_engine_shape(self) -> dict[str, Any]:
+        """The contract's item shape, as the engine sent it."""
+        said_by = None
+        if self.said_by_member is not None:
+            said_by = {"member": self.said_by_member, "name": self.said_by_name}
+        return {
+            "id": self.id,
+            "text": self.text,
+            "at": self.at_text,
+            "scope": self.scope,
+            "said_by": said_by,
+            "source": {
+                "conversation": self.conversation,
+                "message": self.message,
+                "tool_use": self.tool_use,
+            },
+        }
+
+
+def _parses(text: str) -> bool:
+    try:
+        return parse_datetime(text) is not None
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class ItemsPage:
+    """One page of the items a viewer may see, newest first, and the engine's revision."""
+
+    items: list[MemoryItem]
+    next: str | None
+    revision: str
+
+
+@dataclass(frozen=True)
+class MemberCount:
+    """A member who said something the soul keeps, with how many private items (never the text)."""
+
+    member: str
+    name: str
+    private_items: int
+
+
+@dataclass(frozen=True)
+class Changed:
+    """A change the engine confirmed: its new ``revision``, how many items it touched (one, or a
+    member's count), the item as it is now (a scope change), and what happened to the pins."""
+
+    revision: str
+    count: int
+    repinned: forgetting.Repinned
+    item: MemoryItem | None = None
+
+
+# -- who may do what ------------------------------------------------------------------------------
+def may_manage(user: AbstractBaseUser) -> bool:
+    """Whether ``user`` holds :data:`MANAGE_MEMORY` (superusers hold every permission)."""
+    return user.has_perm(MANAGE_MEMORY)
+
+
+def said_it(user: AbstractBaseUser, item: MemoryItem) -> bool:
+    return item.said_by_member is not None and item.said_by_member == member_id(user)
+
+
+def may_forget(user: AbstractBaseUser, item: MemoryItem) -> bool:
+    """The sayer may forget their item; a manager may also forget any household item."""
+    return said_it(user, item) or (item.scope == "household" and may_manage(user))
+
+
+def may_change_scope(user: AbstractBaseUser, item: MemoryItem) -> bool:
+    """Only the member who said an item changes its scope."""
+    return said_it(user, item)
+
+
+# -- the engine's answers -------------------------------------------------------------------------
+def unavailable_words(answer: EngineAnswer) -> str:
+    """Why memory cannot be reached, in words a member can act on."""
+    if answer.reason in UNAVAILABLE_WORDS:
+        return UNAVAILABLE_WORDS[answer.reason]
+    return f"The memory engine did not answer usably ({answer.reason}): {answer.detail}"
+
+
+def refused(answer: EngineAnswer) -> MemoryRefusal:
+    """The refusal for an answer that did not work: the engine's own 404/409/400 business
+    answers by their code, anything else as memory being unavailable."""
+    code = ((answer.data or {}).get("error") or {}).get("code") if answer.status else None
+    if answer.status == 404 and code == "not_found":
+        return MemoryRefusal(
+            code="not_found", message="No such memory, or not one you can see.", status=404
+        )
+    if answer.status == 409 and code == "no_owner":
+        message = "This memory was kept by an unattended run: no member owns it to keep it private."
+        return MemoryRefusal(code="no_owner", message=message, status=409)
+    if answer.status == 400 and code == "invalid_cursor":
+        message = "That page of memories is not one the engine gave; start from the first page."
+        return MemoryRefusal(code="invalid_cursor", message=message, status=400)
+    return MemoryRefusal(
+        code="memory_unavailable",
+        message=f"Memory is unavailable: {unavailable_words(answer)}",
+        status=503,
+        reason=answer.reason,
+    )
+
+
+def _soul_path(soul: Soul, *parts: str) -> str:
+    return "/".join([f"/v1/souls/{quote(soul.slug, safe='')}", *(quote(p, safe="") for p in parts)])
+
+
+def _engine(method: str, path: str, *, schema: dict[str, Any], body: Any = None) -> Any:
+    answer = call_engine(method, path, body=body, schema=schema)
+    if not answer.ok:
+        raise refused(answer)
+    return answer.data
+
+
+def visible_items(*, soul: Soul, viewer: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The engine's ``items`` that ``viewer`` may see (:func:`~pippa_memory.engine.members.may_see`):
+    the engine enforces it, and this checks again, since another member's private memory reaching
+    a viewer is a defect on any path. What was dropped is logged by id only, never its text."""
+    visible = [item for item in items if may_see(viewer, item)]
+    if len(visible) < len(items):
+        dropped = sorted(item["id"] for item in items if not may_see(viewer, item))
+        logger.error(
+            "The engine's listing of %s for member %s held %d item(s) they may not see; "
+            "they were dropped: %s.",
+            soul.slug,
+            viewer,
+            len(dropped),
+            ", ".join(dropped),
+        )
+    return visible
+
+
+def _change(
+    method: str, path: str, *, schema: dict[str, Any], tombstone_ids: list[int], body: Any = None
+) -> Any:
+    """Ask the engine for a change whose tombstones are already recorded
+    (:mod:`pippa_memory.pins.tombstones`); if it refuses, nothing changed, and they are withdrawn."""
+    try:
+        return _engine(method, path, schema=schema, body=body)
+    except MemoryRefusal:
+        tombstones.withdraw_tombstones(tombstone_ids)
+        raise
+
+
+def no_such_item() -> MemoryRefusal:
+    return MemoryRefusal(
+        code="not_found", message="No such memory, or not one you can see.", status=404
+    )
+
+
+# -- reads ----------------------------------------------------------------------------------------
+def list_items(
+    *, soul: Soul, user: AbstractBaseUser, q: str = "", cursor: str = "", limit: int = PAGE_SIZE
+) -> ItemsPage:
+    """One page of the items ``user`` may see of ``soul``'s memory, newest first, matching the
+    words of ``q`` (empty: all). Household items and the user's own private items only."""
+    query = {"viewer": member_id(user), "q": q, "limit": str(limit)}
+    if cursor:
+        query["cursor"] = cursor
+    data = _engine("GET", f"{_soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS)
+    visible = visible_items(soul=soul, viewer=member_id(user), items=data["items"])
+    items = [MemoryItem.from_engine(item) for item in visible]
+    return ItemsPage(items=items, next=data["next"], revision=data["revision"])
+
+
+def member_counts(*, soul: Soul, user: AbstractBaseUser) -> list[MemberCount]:
+    """For a manager: each member's count of private items, never their text."""
+    if not may_manage(user):
+        raise MemoryRefusal(code=NOT_YOURS, message="Only a memory manager sees this.", status=403)
+    data = _engine("GET", _soul_path(soul, "members"), schema=contract.MEMBERS)
+    return [
+        MemberCount(member=m["member"], name=m["name"], private_items=m["private_items"])
+        for m in data["members"]
+    ]
+
+
+def find_item(*, soul: Soul, viewer: str, item_id: str) -> MemoryItem:
+    """The item ``item_id`` as ``viewer`` sees it (:class:`MemoryRefusal` ``not_found`` when it
+    does not exist or is not visible), walking the viewer's listing a page of 100 at a time."""
+    if not item_id or len(item_id) > ITEM_ID_LENGTH:
+        raise no_such_item()
+    cursor = ""
+    for _ in range(FIND_PAGES):
+        query = {"viewer": viewer, "limit": "100", **({"cursor": cursor} if cursor else {})}
+        path = f"{_soul_path(soul, 'items')}?{urlencode(query)}"
+        data = _engine("GET", path, schema=contract.ITEMS)
+        for item in visible_items(soul=soul, viewer=viewer, items=data["items"]):
+            if item["id"] == item_id:
+                return MemoryItem.from_engine(item)
+        if not data["next"]:
+            break
+        cursor = data["next"]
+    raise no_such_item()
+
+
+def item_for(*, soul: Soul, user: AbstractBaseUser, item_id: str) -> MemoryItem:
+    """The item as ``user`` sees it: :func:`find_item` with the user as the viewer."""
+    return find_item(soul=soul, viewer=member_id(user), item_id=item_id)
+
+
+def said_by_member(*, soul: Soul, member: str) -> set[str]:
+    """The ids of every item ``member`` said (household and private), read with that member as
+    the viewer. Only ids leave this function: the text stays here, shown to no one."""
+    found: set[str] = set()
+    cursor = ""
+    for _ in range(FIND_PAGES):
+        query = {"viewer": member, "limit": "100", **({"cursor": cursor} if cursor else {})}
+        path = f"{_soul_path(soul, 'items')}?{urlencode(query)}"
+        data = _engine("GET", path, schema=contract.ITEMS)
+        found |= {i["id"] for i in data["items"] if (i["said_by"] or {}).get("member") == member}
+        if not data["next"]:
+            break
+        cursor = data["next"]
+    return found
+
+
+# -- changes --------------------------------------------------------------------------------------
+def not_yours(action: str) -> MemoryRefusal:
+    return MemoryRefusal(
+        code=NOT_YOURS,
+        message=f"Only the member who said this memory can {action} it.",
+        status=403,
+    )
+
+
+def forget_item(*, soul: Soul, user: AbstractBaseUser, item_id: str) -> Changed:
+    """Forget one item ``user`` may forget; then every conversation whose pinned block held it
+    re-pins at its next turn (reason ``forgotten``), and blocks no one pins any more are deleted.
+
+    Raises :class:`MemoryRefusal`: ``not_found``, ``not_yours``, or ``memory_unavailable`` (the
+    engine did not confirm: nothing was forgotten, nothing re-pinned).
+    """
+    item = item_for(soul=soul, user=user, item_id=item_id)
+    if not may_forget(user, item):
+        raise not_yours("forget")
+    path = f"{_soul_path(soul, 'items', item.id)}?{urlencode({'viewer': member_id(user)})}"
+    stones = tombstones.record_tombstones(soul=soul, item_ids={item.id})
+    data = _change("DELETE", path, schema=contract.FORGOTTEN, tombstone_ids=stones)
+    repinned = forgetting.repin_holders(soul=soul, item_ids={item.id}, requested_by=user)
+    return Changed(revision=data["revision"], count=1, repinned=repinned)
+
+
+def change_scope(*, soul: Soul, user: AbstractBaseUser, item_id: str, scope: str) -> Changed:
+    """Make an item ``user`` said ``private`` or ``household``.
+
+    Made private, it leaves every other member's view: their conversations whose pinned block
+    held it re-pin at the next turn (reason ``made_private``). Made household, no pinned block
+    changes (conversations started from now on see it). Raises :class:`MemoryRefusal`.
+    """
+    item = item_for(soul=soul, user=user, item_id=item_id)
+    if not may_change_scope(user, item):
+        raise not_yours("change the scope of")
+    body = {"viewer": member_id(user), "scope": scope}
+    stones = []
+    if scope == "private" and item.scope != "private":
+        stones = tombstones.record_tombstones(
+            soul=soul, item_ids={item.id}, keep_for_viewer=member_id(user)
+        )
+    path = _soul_path(soul, "items", item.id)
+    data = _change("PATCH", path, schema=contract.RESCOPED, body=body, tombstone_ids=stones)
+    changed = MemoryItem.from_engine(data["item"])
+    repinned = forgetting.Repinned()
+    if changed.scope == "household":
+        tombstones.withdraw_made_private(soul=soul, item_id=item.id)
+    if changed.scope == "private" and item.scope != "private":
+        repinned = forgetting.repin_holders(
+            soul=soul,
+            item_ids={item.id},
+            requested_by=user,
+            reason=forgetting.MADE_PRIVATE,
+            sparing_viewer=member_id(user),
+        )
+    return Changed(revision=data["revision"], count=1, repinned=repinned, item=changed)
+
+
+def forget_member(*, soul: Soul, user: AbstractBaseUser, member: str) -> Changed:
+    """For a manager: forget everything ``member`` said to ``soul`` (a member who leaves), then
+    re-pin the conversations whose block held any of it. Raises :class:`MemoryRefusal`.
+
+    The item ids are read first (with the member as the viewer) so the re-pin knows which blocks
+    held them; should the engine forget more than were read (the member said something in
+    between), every block fetched since the read began is treated as holding one.
+    """
+    if not may_manage(user):
+        raise MemoryRefusal(
+            code=NOT_YOURS, message="Only a memory manager can forget a member.", status=403
+        )
+    if not member or len(member) > ITEM_ID_LENGTH:
+        raise MemoryRefusal(code="not_found", message="No such member.", status=404)
+    started = forgetting.now()
+    item_ids = said_by_member(soul=soul, member=member)
+    path = _soul_path(soul, "members", member, "forget")
+    stones = tombstones.record_tombstones(soul=soul, item_ids=item_ids)
+    data = _change("POST", path, schema=contract.FORGOTTEN_MEMBER, body={}, tombstone_ids=stones)
+    fetched_since = started if data["forgotten"] > len(item_ids) else None
+    repinned = forgetting.repin_holders(
+        soul=soul, item_ids=item_ids, requested_by=user, fetched_since=fetched_since
+    )
+    return Changed(revision=data["revision"], count=data["forgotten"], repinned=repinned)

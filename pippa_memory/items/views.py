@@ -1,0 +1,203 @@
+""" "What Pippa remembers": the memory page every member has, per soul. Thin: each view is one call
+into :mod:`pippa_memory.items.services` and a template.
+
+A member sees household items and their own private items, forgets and re-scopes what they said,
+and sets the scope a ``remember`` gets when the model names none. An account holding
+``pippa_memory.manage_memory`` also sees each member's count of private items (never the text),
+may forget any household item, and may forget everything one member said. With the engine down
+or memory off the page says memory is unavailable and why; a change the engine did not confirm
+is reported as not done.
+"""
+
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required, permission_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from pippa_memory.items import services
+from pippa_memory.items.turn_links import own_turn_urls
+from pippa_memory.models import MemberPreference, Scope
+from webui.models import Soul
+
+QUERY_LENGTH = 200
+
+
+class PreferenceForm(forms.ModelForm):
+    """The scope a ``remember`` gets when the model names none."""
+
+    class Meta:
+        model = MemberPreference
+        fields = ["default_scope"]
+        labels = {"default_scope": "What I ask Pippa to remember is, unless I say otherwise"}
+
+
+class ScopeForm(forms.Form):
+    scope = forms.ChoiceField(choices=Scope.choices)
+
+
+def chosen_soul(request: HttpRequest) -> Soul | None:
+    """The soul named by ``soul`` (GET or POST), else the first; 404 for a name that is no soul."""
+    slug = request.POST.get("soul") or request.GET.get("soul")
+    if slug:
+        return get_object_or_404(Soul, slug=slug)
+    return Soul.objects.first()
+
+
+def page_url(soul: Soul, **query: str) -> str:
+    return f"{reverse('memory-page')}?{urlencode({'soul': soul.slug, **query})}"
+
+
+def refusal_to_page(refusal: services.MemoryRefusal) -> None:
+    """Raise what a refused change is for the page: 404 or 403; other refusals are shown."""
+    if refusal.code == "not_found":
+        raise Http404(refusal.message)
+    if refusal.code == services.NOT_YOURS:
+        raise PermissionDenied(refusal.message)
+
+
+def item_rows(request: HttpRequest, listing: services.ItemsPage) -> list[dict[str, object]]:
+    """Each item with what the viewer may do to it and the link to its turn, if theirs."""
+    user = request.user
+    urls = own_turn_urls(user=user, items=listing.items)
+    return [
+        {
+            "item": item,
+            "yours": services.said_it(user, item),
+            "may_forget": services.may_forget(user, item),
+            "may_change_scope": services.may_change_scope(user, item),
+            "turn_url": urls.get(item.id),
+        }
+        for item in listing.items
+    ]
+
+
+@login_required
+def memory_page(request: HttpRequest) -> HttpResponse:
+    """The items the member may see of one soul, newest first, with search."""
+    soul = chosen_soul(request)
+    q = request.GET.get("q", "")[:QUERY_LENGTH]
+    cursor = request.GET.get("cursor", "")[:QUERY_LENGTH]
+    preference, _ = MemberPreference.objects.get_or_create(user=request.user)
+    context: dict[str, object] = {
+        "souls": Soul.objects.all(),
+        "soul": soul,
+        "q": q,
+        "may_manage": services.may_manage(request.user),
+        "preference_form": PreferenceForm(instance=preference),
+    }
+    if soul is not None:
+        try:
+            listing = services.list_items(soul=soul, user=request.user, q=q, cursor=cursor)
+            context.update(rows=item_rows(request, listing), next=listing.next)
+            if context["may_manage"]:
+                context["members"] = services.member_counts(soul=soul, user=request.user)
+        except services.MemoryRefusal as refusal:
+            context["unavailable"] = refusal.message
+    return render(request, "pippa_memory/memory_page.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def forget_item(request: HttpRequest, item_id: str) -> HttpResponse:
+    """GET: what forgetting does and does not remove, with the item. POST: forget it."""
+    soul = chosen_soul(request)
+    if soul is None:
+        raise Http404("No such soul.")
+    if request.method == "GET":
+        try:
+            item = services.item_for(soul=soul, user=request.user, item_id=item_id)
+        except services.MemoryRefusal as refusal:
+            refusal_to_page(refusal)
+            messages.error(request, f"Nothing was forgotten. {refusal.message}")
+            return redirect(page_url(soul))
+        if not services.may_forget(request.user, item):
+            raise PermissionDenied(services.not_yours("forget").message)
+        context = {"soul": soul, "item": item, "yours": services.said_it(request.user, item)}
+        return render(request, "pippa_memory/forget_confirm.html", context)
+    try:
+        changed = services.forget_item(soul=soul, user=request.user, item_id=item_id)
+    except services.MemoryRefusal as refusal:
+        refusal_to_page(refusal)
+        messages.error(request, f"Nothing was forgotten. {refusal.message}")
+        return redirect(page_url(soul))
+    messages.success(request, forgotten_words(changed, what="The memory is forgotten."))
+    return redirect(page_url(soul))
+
+
+def forgotten_words(changed: services.Changed, *, what: str) -> str:
+    moved = changed.repinned.conversations
+    if not moved:
+        return f"{what} No running conversation held it."
+    return (
+        f"{what} {moved} running conversation(s) that held it will take the soul's memory afresh "
+        "at their next message. Earlier messages still show what was said there."
+    )
+
+
+@login_required
+@require_POST
+def change_scope(request: HttpRequest, item_id: str) -> HttpResponse:
+    """Make an item the member said private or household."""
+    soul = chosen_soul(request)
+    if soul is None:
+        raise Http404("No such soul.")
+    form = ScopeForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The scope was not changed: choose private or household.")
+        return redirect(page_url(soul))
+    scope = form.cleaned_data["scope"]
+    try:
+        services.change_scope(soul=soul, user=request.user, item_id=item_id, scope=scope)
+    except services.MemoryRefusal as refusal:
+        refusal_to_page(refusal)
+        messages.error(request, f"The scope was not changed. {refusal.message}")
+        return redirect(page_url(soul))
+    words = {"private": "only you see it", "household": "everyone in the household sees it"}
+    messages.success(request, f"The memory is now {scope}: {words[scope]}.")
+    return redirect(page_url(soul))
+
+
+@login_required
+@require_POST
+def save_preference(request: HttpRequest) -> HttpResponse:
+    """The member's default scope for what they ask to remember."""
+    preference, _ = MemberPreference.objects.get_or_create(user=request.user)
+    form = PreferenceForm(request.POST, instance=preference)
+    soul = chosen_soul(request)
+    target = page_url(soul) if soul else reverse("memory-page")
+    if not form.is_valid():
+        messages.error(request, "Not saved: choose private or household.")
+        return redirect(target)
+    form.save()
+    messages.success(
+        request, f"Saved: what you ask to remember is {preference.get_default_scope_display()}."
+    )
+    return redirect(target)
+
+
+@login_required
+@permission_required(services.MANAGE_MEMORY, raise_exception=True)
+@require_http_methods(["GET", "POST"])
+def forget_member(request: HttpRequest, member: str) -> HttpResponse:
+    """For a manager: GET asks for confirmation; POST forgets everything ``member`` said."""
+    soul = chosen_soul(request)
+    if soul is None:
+        raise Http404("No such soul.")
+    if request.method == "GET":
+        context = {"soul": soul, "member": member, "name": request.GET.get("name", member)}
+        return render(request, "pippa_memory/forget_member_confirm.html", context)
+    try:
+        changed = services.forget_member(soul=soul, user=request.user, member=member)
+    except services.MemoryRefusal as refusal:
+        refusal_to_page(refusal)
+        messages.error(request, f"Nothing was forgotten. {refusal.message}")
+        return redirect(page_url(soul))
+    words = f"{changed.count} memories this member said to {soul.name} are forgotten."
+    messages.success(request, forgotten_words(changed, what=words))
+    return redirect(page_url(soul))

@@ -1,0 +1,63 @@
+"""Tombstones close the race between a forget and a first turn's pin.
+
+A first turn asks the engine for the head, then stores and pins the block it answered. A forget
+(or an item made private) that the engine applies in between would be missed by the re-pin of
+:mod:`pippa_memory.pins.forgetting`, which scans the blocks stored *after* the engine confirmed, and
+the block would ride that conversation for life. So every forget, forget-member and make-private
+first records an :class:`~pippa_memory.models.ItemTombstone` per item, in its own committed
+transaction, *before* the engine is asked; and the pin step checks a block's items against the
+tombstones that apply to its viewer, both before it stores the block and again once its pin is
+committed (:mod:`pippa_memory.pins.pinning`). Of the two orders, either the check sees the tombstone
+(and the block is refused), or the pin was committed before the tombstone, and so before the
+forget's scan, which then re-pins it.
+
+A tombstone whose change the engine refused is withdrawn (the item was not forgotten, and its
+blocks stay pinnable); should the engine have applied a change whose answer never came, the
+conversation pinned meanwhile is no worse off than without tombstones. Tombstones go after
+``PIPPA_MEMORY_PRUNE_TOMBSTONES_DAYS`` (:mod:`pippa_memory.retention`): by then no first turn
+that fetched a head before the change is still running.
+"""
+
+from collections.abc import Iterable
+
+from django.db import transaction
+
+from pippa_memory.models import ItemTombstone
+from webui.models import Soul
+
+
+def record_tombstones(
+    *, soul: Soul, item_ids: Iterable[str], keep_for_viewer: str = ""
+) -> list[int]:
+    """Record and commit a tombstone per item before the engine is asked to change it; returns
+    their ids, for :func:`withdraw_tombstones`. ``keep_for_viewer``: the owner of an item being
+    made private, whose own blocks may keep it."""
+    rows = [
+        ItemTombstone(soul=soul, item_id=item_id, keep_for_viewer=keep_for_viewer)
+        for item_id in sorted(set(item_ids))
+    ]
+    with transaction.atomic(durable=True):
+        return [row.pk for row in ItemTombstone.objects.bulk_create(rows)]
+
+
+def withdraw_tombstones(tombstone_ids: list[int]) -> None:
+    """Remove the tombstones of a change the engine refused: nothing was forgotten."""
+    ItemTombstone.objects.filter(pk__in=tombstone_ids).delete()
+
+
+def withdraw_made_private(*, soul: Soul, item_id: str) -> None:
+    """An item made household again may be in anyone's block: its make-private tombstones go."""
+    ItemTombstone.objects.filter(soul=soul, item_id=item_id).exclude(keep_for_viewer="").delete()
+
+
+def tombstoned_items(*, soul_id: int, viewer: str, items: Iterable[str]) -> set[str]:
+    """Which of ``items`` a block rendered for ``viewer`` ("" for household only) may not hold:
+    those forgotten, and those made private to someone other than ``viewer``. No query for no
+    items."""
+    wanted = set(items)
+    if not wanted:
+        return set()
+    found = ItemTombstone.objects.filter(soul_id=soul_id, item_id__in=wanted).values_list(
+        "item_id", "keep_for_viewer"
+    )
+    return {item_id for item_id, kept_for in found if not kept_for or kept_for != viewer}

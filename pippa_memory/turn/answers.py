@@ -1,0 +1,111 @@
+"""The background ask: answers the engine found later ride the next turn's per-turn slot.
+
+At each turn, if the conversation has questions out, ready answers are fetched under the turn's
+budget and the breaker and put in the slot; they are acknowledged after the assistant row is
+saved, so each rides exactly one turn. Whether questions are out is a flag on the conversation row
+(:data:`QUESTIONS_OUT`), raised in the transaction that records an ask and lowered in the one that
+records its last answer, so a turn learns it with no query of its own. A crash or failure before
+the acknowledgement makes them ride the next turn instead: at least once, never lost. Their text
+is never written into the conversation; the plug-in keeps it on its own row
+(:class:`~pippa_memory.models.PendingAsk`), with the reply that carried it, recorded in that
+reply's transaction, so the chat page can show the conversation's member what rode the reply
+(:mod:`pippa_memory.turn.notes`).
+"""
+
+import logging
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from pippa_memory.engine import contract
+from pippa_memory.engine.client import call_engine
+from pippa_memory.models import PendingAsk
+from webui.models import Conversation, Message
+from webui.text.canonical import without_nul
+
+logger = logging.getLogger(__name__)
+
+
+#: The conversation's flag while any of its asks waits for its answer.
+QUESTIONS_OUT = "pippa_memory.questions_out"
+
+
+def has_questions_out(conversation: Conversation) -> bool:
+    """Whether ``conversation`` has asks whose answers have not ridden a turn; read from the row."""
+    return conversation.has_extension_flag(QUESTIONS_OUT)
+
+
+def record_ask(*, conversation: Conversation, ask_id: str, question: str) -> None:
+    """Keep an ask the engine took, and raise the conversation's :data:`QUESTIONS_OUT`, together."""
+    with transaction.atomic():
+        PendingAsk.objects.get_or_create(
+            ask_id=ask_id, defaults={"conversation": conversation, "question": question}
+        )
+        conversation.set_extension_flag(QUESTIONS_OUT, raised=True)
+
+
+def ready_answers(conversation: Conversation, *, budget: float) -> list[dict[str, Any]]:
+    """Answers ready for ``conversation``; empty when there are none or the engine is absent."""
+    if budget <= 0 or not has_questions_out(conversation):
+        return []
+    answer = call_engine(
+        "GET",
+        f"/v1/conversations/{conversation.id}/answers",
+        schema=contract.ANSWERS,
+        budget=budget,
+    )
+    if not answer.ok:
+        return []
+    return answer.data["answers"]
+
+
+def slot_text(answers: list[dict[str, Any]]) -> str:
+    """The per-turn slot part that carries the answers."""
+    lines = ["Your memory answered questions you asked earlier (for this turn only):"]
+    for item in answers:
+        lines.append(f"- Q: {item['question']}\n  A: {item['answer']}")
+    return "\n".join(lines)
+
+
+def record_delivery(
+    conversation: Conversation, answers: list[dict[str, Any]], *, reply: Message
+) -> int:
+    """Keep each answer with the reply whose slot carried it, in the reply's transaction; an
+    answer that rides again (its acknowledgement failed) stays with the first reply. Returns how
+    many were recorded."""
+    recorded = 0
+    for item in answers:
+        recorded += PendingAsk.objects.filter(
+            conversation=conversation, ask_id=item["ask_id"], delivered_with__isnull=True
+        ).update(delivered_with=reply, answer=without_nul(item["answer"]))
+    return recorded
+
+
+def acknowledge(conversation: Conversation, answers: list[dict[str, Any]]) -> bool:
+    """Tell the engine these answers were delivered; False (they ride again) when it fails."""
+    ids = [item["id"] for item in answers]
+    result = call_engine(
+        "POST", f"/v1/conversations/{conversation.id}/answers/ack", body={"ids": ids}
+    )
+    if not result.ok:
+        logger.warning(
+            "Could not acknowledge %d answer(s) for %s (%s); they will ride the next turn.",
+            len(ids),
+            conversation.pk,
+            result.reason,
+        )
+        return False
+    record_answered(conversation, ask_ids=[item["ask_id"] for item in answers])
+    return True
+
+
+def record_answered(conversation: Conversation, *, ask_ids: list[str]) -> None:
+    """Mark these asks answered and, if none is left waiting, lower :data:`QUESTIONS_OUT`, in one
+    transaction under the conversation row's lock (an ask recorded meanwhile keeps it raised)."""
+    with transaction.atomic():
+        Conversation.objects.select_for_update().filter(pk=conversation.pk).first()
+        asks = PendingAsk.objects.filter(conversation=conversation)
+        asks.filter(ask_id__in=ask_ids).update(answered_at=timezone.now())
+        if not asks.filter(answered_at__isnull=True).exists():
+            conversation.set_extension_flag(QUESTIONS_OUT, raised=False)

@@ -1,0 +1,235 @@
+"""The cache ledger: for every vessel call of a conversation, whether the front of its prompt held.
+
+A moving prompt prefix does not show up as an error; it shows up on the bill and as latency. So each
+call leaves a :class:`~webui.models.VesselCall` row with the usage the provider reported (one
+shape for every provider, see :func:`webui.vessels.base.normalised_usage`) and the request's
+*stable prefix*: everything the adapter serialised except the per-turn slot, cut into sections
+(``tools``, ``vault``, ``memory``, ``disclosure``, ``history``, ``turn``) with a sha256 each.
+Provider cache markers are left out of the bytes: they say where the cache breaks, not what it
+holds, and Anthropic's move to the newest message every turn.
+
+A call whose prefix does not extend the previous call's in the same conversation is *drift*: the
+row names the first section that moved and, where it is known, why (:data:`CAUSES`). A deliberate
+move (a re-pin) is drift with a cause; one with no cause is a defect to show. Every drift is logged
+as a warning with the conversation id. Rows hold hashes and counts only, never prompt text.
+
+Writing a row never breaks a turn: the row is saved in the transaction that keeps the call's
+round, or the reply, inside a savepoint of its own, and a failure is logged and the row dropped.
+"""
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from django.db import DatabaseError, transaction
+
+from webui.models import Conversation, Message, VesselCall
+from webui.prompt.types import Prompt, ToolDefinition
+from webui.text.canonical import canonical_bytes
+from webui.vessels.encoding import list_bytes, stable_bytes, without_markers
+
+if TYPE_CHECKING:
+    from webui.vessels.base import VesselAdapter
+
+logger = logging.getLogger(__name__)
+
+#: The stable prefix's sections in the order a provider reads them. ``history`` is the turns
+#: before this one; ``turn`` is this turn's newest user text and the tool rounds it has taken so
+#: far (the per-turn slot left out), which the next turn's ``history`` must start with.
+SECTIONS = ("tools", "vault", "memory", "disclosure", "history", "turn")
+#: A drift's ``section`` when the bytes held but the conversation's vessel or model changed (a
+#: provider's cache belongs to one model).
+VESSEL_SECTION = "vessel"
+#: The causes the host knows: the plug-in's come through the ``settle`` extension point
+#: (``repin: <reason>``, ``forgotten``, ``engine_recovered``, ``first_pin``).
+CAUSES = {
+    "vessel_changed": "the conversation's vessel, adapter or model changed",
+    "disclosure_pinned": "a conversation from before disclosures were pinned pinned its own",
+}
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class StablePrefix:
+    """A request's stable prefix: each section's sha256, its length, and its messages' bytes."""
+
+    sections: dict[str, str]
+    prefix_bytes: int
+    messages: tuple[bytes, ...]
+    history_messages: int
+    turn_messages: int
+
+
+def stable_prefix(
+    adapter: "VesselAdapter", *, prompt: Prompt, tools: Sequence[ToolDefinition]
+) -> StablePrefix:
+    """The stable prefix of the request ``adapter`` sends for ``prompt``: the request built the
+    same way with the per-turn slot left out (the slot is the one part that drops out next
+    turn), read at the keys the adapter names (``tools_key``, ``system_key``, ``messages_key``),
+    its cache markers removed. The system text goes out verbatim in every adapter, so its
+    sections are hashed as the prompt's own texts (:meth:`Prompt.front_sections`)."""
+    stable = replace(prompt, turn_slot=())
+    request = adapter.build_request(prompt=stable, tools=tools)
+    markers = adapter.cache_marker_keys
+    messages = list(request.get(adapter.messages_key) or [])
+    leading = len(adapter.render_system(prompt.system_text))
+    # The history's messages carry their bytes (webui.vessels.encoding): not encoded again.
+    all_encoded = [stable_bytes(message, markers) for message in messages]
+    encoded = tuple(all_encoded[leading:])
+    turn_count = len(adapter.render_turn(stable))
+    history, turn = encoded[: len(encoded) - turn_count], encoded[len(encoded) - turn_count :]
+    tools_bytes = canonical_bytes(without_markers(request.get(adapter.tools_key) or [], markers))
+    # The system text in its own field, or (``system_key`` None) inside the message list.
+    system_bytes = (
+        canonical_bytes(without_markers(request.get(adapter.system_key), markers))
+        if adapter.system_key
+        else b""
+    )
+    front = prompt.front_sections()
+    sections = {
+        "tools": digest(tools_bytes),
+        **{name: digest(text.encode("utf-8")) for name, text in front.items()},
+        "history": digest(list_bytes(history)),
+        "turn": digest(list_bytes(turn)),
+    }
+    return StablePrefix(
+        sections=sections,
+        prefix_bytes=len(tools_bytes) + len(system_bytes) + len(list_bytes(all_encoded)),
+        messages=encoded,
+        history_messages=len(history),
+        turn_messages=len(turn),
+    )
+
+
+def first_moved(previous: VesselCall, current: StablePrefix, *, same_turn: bool) -> str | None:
+    """The first section of ``current`` that does not extend ``previous``'s prefix, or ``None``.
+
+    The front sections must be equal; the messages must start with the previous call's history
+    and then its turn (within one turn, the turn so far grows by rounds; at the next turn it has
+    become history).
+    """
+    for name in SECTIONS[:4]:
+        if previous.sections.get(name) != current.sections[name]:
+            return name
+    held, grown = previous.history_messages, previous.turn_messages
+    messages = current.messages
+    if len(messages) < held + grown:
+        return "history" if len(messages) < held or not same_turn else "turn"
+    if digest(list_bytes(messages[:held])) != previous.sections.get("history"):
+        return "history"
+    if digest(list_bytes(messages[held : held + grown])) != previous.sections.get("turn"):
+        return "turn" if same_turn else "history"
+    return None
+
+
+@dataclass
+class TurnLedger:
+    """The ledger of one turn's calls: built once per turn, it reads the conversation's previous
+    call once (one indexed query) and then carries the chain from call to call.
+
+    ``causes`` are what the turn's pin settling moved on purpose, by section
+    (:func:`webui.prompt.pins.settle_pins`); they name the first call's drift only.
+    """
+
+    conversation: Conversation
+    user_message: Message
+    adapter: "VesselAdapter"
+    causes: dict[str, str] = field(default_factory=dict)
+    previous: VesselCall | None = None
+    looked_back: bool = False
+
+    def previous_call(self) -> VesselCall | None:
+        if not self.looked_back:
+            self.previous = (
+                VesselCall.objects.filter(conversation=self.conversation).order_by("-id").first()
+            )
+            self.looked_back = True
+        return self.previous
+
+    def call(
+        self,
+        *,
+        prompt: Prompt,
+        tools: Sequence[ToolDefinition],
+        usage: dict[str, int],
+        round_index: int,
+        stopped: bool = False,
+    ) -> VesselCall | None:
+        """The row for the call just made with ``prompt`` and ``tools`` (unsaved: :func:`keep`
+        saves it with the call's round or reply), drift found and logged; ``None`` if the prefix
+        could not be read, which is logged and costs the turn nothing."""
+        try:
+            prefix = stable_prefix(self.adapter, prompt=prompt, tools=tools)
+            row = self.row(prefix, usage=usage, round_index=round_index, stopped=stopped)
+        except Exception:
+            logger.exception("The cache ledger could not read call %s of a turn", round_index)
+            return None
+        self.previous, self.looked_back, self.causes = row, True, {}
+        return row
+
+    def row(
+        self, prefix: StablePrefix, *, usage: dict[str, int], round_index: int, stopped: bool
+    ) -> VesselCall:
+        vessel = self.adapter.vessel
+        row = VesselCall(
+            conversation=self.conversation,
+            user_message=self.user_message,
+            round=round_index,
+            vessel=vessel,
+            adapter=vessel.adapter,
+            model=vessel.model,
+            input_tokens=usage.get("input_tokens", 0),
+            output_tokens=usage.get("output_tokens", 0),
+            cache_read_tokens=usage.get("cached_input_tokens", 0),
+            cache_write_tokens=usage.get("cache_write_tokens", 0),
+            prefix_bytes=prefix.prefix_bytes,
+            sections=prefix.sections,
+            history_messages=prefix.history_messages,
+            turn_messages=prefix.turn_messages,
+            stopped=stopped,
+        )
+        previous = self.previous_call()
+        if previous is not None:
+            self.find_drift(row, previous=previous, prefix=prefix)
+        return row
+
+    def find_drift(self, row: VesselCall, *, previous: VesselCall, prefix: StablePrefix) -> None:
+        same_turn = previous.user_message_id == row.user_message_id
+        section = first_moved(previous, prefix, same_turn=same_turn)
+        changed = (previous.vessel_id, previous.adapter, previous.model) != (
+            row.vessel_id,
+            row.adapter,
+            row.model,
+        )
+        if section is None and not changed:
+            return
+        row.drift_section = section or VESSEL_SECTION
+        row.drift_cause = "vessel_changed" if changed else self.causes.get(row.drift_section, "")
+        logger.warning(
+            "Prompt prefix drift in conversation %s: section %s moved at call %s of the turn "
+            "answering %s (%s).",
+            self.conversation.pk,
+            row.drift_section,
+            row.round,
+            row.user_message_id,
+            f"cause: {row.drift_cause}" if row.drift_cause else "no known cause: a defect",
+        )
+
+
+def keep(row: VesselCall | None) -> None:
+    """Save ``row`` in the caller's transaction, in a savepoint of its own, so a failure to write
+    it is logged and never undoes the round or the reply it is saved with."""
+    if row is None:
+        return
+    try:
+        with transaction.atomic():
+            row.save()
+    except DatabaseError:
+        logger.exception(
+            "The cache ledger could not keep a call of conversation %s", row.conversation_id
+        )

@@ -1,0 +1,99 @@
+"""Vessels: the household's configured LLM backends."""
+
+import os
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator, URLValidator
+from django.db import models
+from django.urls import reverse
+
+from webui.vessels.key_env import api_key_env_problem
+from webui.vessels.registry import adapter_choices
+
+
+def validate_api_key_env(name: str) -> None:
+    problem = api_key_env_problem(name)
+    if problem:
+        raise ValidationError(problem)
+
+
+class Vessel(models.Model):
+    """One configured LLM backend: an adapter kind, a model, an endpoint and the env var of its key."""
+
+    #: One member per registered adapter (``Vessel.Adapter.OFFLINE`` is ``"offline"``), built
+    #: from the adapters' own names and labels.
+    Adapter = models.TextChoices(
+        "Adapter", [(value.upper(), (value, label)) for value, label in adapter_choices()]
+    )
+
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=100)
+    adapter = models.CharField(max_length=32, choices=Adapter.choices)
+    model = models.CharField(max_length=200, blank=True)
+    # A CharField with a URL validator: local servers are plain http, and a scheme is required.
+    base_url = models.CharField(
+        max_length=200,
+        blank=True,
+        validators=[URLValidator(schemes=["http", "https"])],
+        help_text="Blank uses the provider's default endpoint.",
+    )
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        validators=[validate_api_key_env],
+        help_text="Name of the environment variable that holds the API key (never the key itself).",
+    )
+    memory_tool_enabled = models.BooleanField(
+        default=True, help_text="Offer the memory tool in conversations started on this vessel."
+    )
+    brain_priority = models.IntegerField(
+        null=True,
+        blank=True,
+        help_text="Order in which the memory engine may borrow this vessel; blank means never.",
+    )
+    enabled = models.BooleanField(default=True)
+    max_output_tokens = models.PositiveIntegerField(
+        default=1024, help_text="Longest answer, in tokens, the vessel is asked for."
+    )
+    connect_timeout = models.FloatField(
+        validators=[MinValueValidator(0.1)],
+        default=5.0,
+        help_text="Seconds to wait for the provider to accept the connection.",
+    )
+    read_timeout = models.FloatField(
+        validators=[MinValueValidator(0.1)],
+        default=60.0,
+        help_text="Seconds to wait for each read from the provider.",
+    )
+    deadline = models.FloatField(
+        validators=[MinValueValidator(0.1)],
+        default=120.0,
+        help_text="Seconds one call may take in all, retries included; a slow drip is cut off here.",
+    )
+    max_retries = models.PositiveSmallIntegerField(
+        default=2, help_text="Retries after a failure that may pass (rate limit, overload, 5xx)."
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        """Its row on the vessels page, which every member reads."""
+        return reverse("vessel-list") + f"#vessel-{self.slug}"
+
+    @property
+    def api_key(self) -> str:
+        """The key from the environment variable the vessel names; empty when unset or not allowed.
+
+        Whitespace around the key is dropped (a pasted newline would otherwise end up in a header).
+        """
+        if not self.api_key_env or api_key_env_problem(self.api_key_env):
+            return ""
+        return os.environ.get(self.api_key_env, "").strip()
+
+    @property
+    def api_key_present(self) -> bool:
+        return bool(self.api_key)

@@ -1,0 +1,79 @@
+"""A member's own conversations: rename one, delete one. Writes only; reads are in selectors.py.
+
+Deleting removes the conversation's rows on this side: its messages, their kept tool rounds, and
+every row of a plug-in whose key cascades with the conversation (the memory plug-in's pin records
+and pending asks). It does not reach the memory engine: what the engine learned from the
+conversation's turns stays learned, and a member forgets such items on the memory page (``README``,
+"Deleting a conversation").
+"""
+
+import unicodedata
+
+from django.db import transaction
+
+from webui.models import Conversation
+from webui.turns.lock import TurnBusy, claim_turn, release_turn
+
+#: Longest title, in characters (the column's length).
+TITLE_MAX_CHARS = Conversation._meta.get_field("title").max_length
+#: Marks that turn text around unseen (bidirectional overrides and isolates); a zero-width joiner,
+#: which emoji need, is allowed.
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+class ConversationError(ValueError):
+    """A rename or delete that was refused; nothing changed. ``code`` names the cause."""
+
+    def __init__(self, message: str, *, code: str, details: dict | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.details = details or {}
+
+
+def title_problem(title: str) -> str | None:
+    """Why ``title`` (already stripped) cannot be a conversation's title, or ``None``."""
+    if not title:
+        return "A title cannot be empty."
+    if len(title) > TITLE_MAX_CHARS:
+        return f"A title may be at most {TITLE_MAX_CHARS} characters; this one has {len(title)}."
+    if any(unicodedata.category(char) in ("Cc", "Cs") or char in BIDI_CONTROLS for char in title):
+        return "A title cannot hold control characters (a tab, a newline, a direction mark)."
+    return None
+
+
+def rename_conversation(*, conversation: Conversation, title: str) -> Conversation:
+    """Give ``conversation`` the title ``title`` (spaces around it dropped).
+
+    Raises :class:`ConversationError` (``invalid_title``) when :func:`title_problem` finds one.
+    A running turn is not disturbed: its automatic title only fills an empty one.
+    """
+    title = title.strip()
+    problem = title_problem(title)
+    if problem:
+        raise ConversationError(problem, code="invalid_title", details={"title": [problem]})
+    Conversation.objects.filter(pk=conversation.pk).update(title=title)
+    conversation.title = title
+    return conversation
+
+
+def delete_conversation(*, conversation: Conversation) -> None:
+    """Delete ``conversation`` and every row that cascades with it, in one transaction.
+
+    The conversation's turn lock is taken first, so no turn can start (or be running) while it
+    goes: a running turn makes this raise :class:`ConversationError` (``turn_in_progress``, the
+    running turn's id in ``details``) and nothing is deleted. A delete that fails frees the lock.
+    """
+    try:
+        lock = claim_turn(conversation)
+    except TurnBusy as busy:
+        raise ConversationError(
+            "A reply is being written in this conversation; stop it or wait for it, then delete.",
+            code="turn_in_progress",
+            details={"turn_id": busy.turn_id},
+        ) from None
+    try:
+        with transaction.atomic():
+            Conversation.objects.filter(pk=conversation.pk).delete()
+    except Exception:
+        release_turn(lock)  # the conversation stays, and takes turns again at once
+        raise
