@@ -1,0 +1,95 @@
+"""The one bounded cache every process-wide memo uses: least recently used out first, bounded in
+entries and in bytes, and safe when several threads read, write and evict at once.
+
+A process keeps three things between requests (a conversation's history, a soul's vault base, a
+rendered memory block); each is a :class:`BoundedCache` of its own, so a bound or a lock is never
+written twice. The byte bound is what each entry's ``size`` function says it costs (text: its
+UTF-8 length), so one long conversation cannot crowd out memory that many short ones share.
+"""
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+def text_size(text: str) -> int:
+    """What a kept text costs: its length in UTF-8 bytes."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+class BoundedCache(Generic[K, V]):
+    """A thread-safe LRU mapping of at most ``max_entries`` entries and ``max_bytes`` bytes.
+
+    Every operation takes one lock, so two threads evicting at once can never both pop the same
+    entry. An entry larger than ``max_bytes`` on its own is not kept (the caller reads it again).
+    """
+
+    def __init__(self, *, max_entries: int, max_bytes: int, size: Callable[[V], int]) -> None:
+        if max_entries < 1 or max_bytes < 1:
+            raise ValueError("A bounded cache needs room for at least one entry and one byte.")
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._size = size
+        self._entries: OrderedDict[K, tuple[V, int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        """The value kept for ``key`` (now the most recently used), or None."""
+        with self._lock:
+            kept = self._entries.get(key)
+            if kept is None:
+                return None
+            self._entries.move_to_end(key)
+            return kept[0]
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            return key in self._entries
+
+    def put(self, key: K, value: V) -> None:
+        """Keep ``value`` for ``key``, evicting the least recently used past either bound."""
+        cost = self._size(value)
+        with self._lock:
+            self._drop(key)
+            if cost > self.max_bytes:
+                return
+            self._entries[key] = (value, cost)
+            self._bytes += cost
+            while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
+                _, (_, evicted_cost) = self._entries.popitem(last=False)
+                self._bytes -= evicted_cost
+
+    def discard(self, key: K) -> None:
+        """Forget ``key`` if it is kept."""
+        with self._lock:
+            self._drop(key)
+
+    def discard_where(self, predicate: Callable[[K], bool]) -> None:
+        """Forget every key for which ``predicate`` holds."""
+        with self._lock:
+            for key in [key for key in self._entries if predicate(key)]:
+                self._drop(key)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    @property
+    def bytes_kept(self) -> int:
+        with self._lock:
+            return self._bytes
+
+    def _drop(self, key: K) -> None:
+        kept = self._entries.pop(key, None)
+        if kept is not None:
+            self._bytes -= kept[1]
