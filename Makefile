@@ -15,13 +15,13 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.runtime-installed: requirements.txt | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+$(VENV)/.run-installed: requirements.txt requirements-run.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements-run.txt
 	@touch $@
 
 $(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
-	@touch $@ $(VENV)/.runtime-installed
+	@touch $@
 
 run: export DJANGO_DEBUG ?= true
 run: export PIPPA_MEMORY_URL ?= http://127.0.0.1:$(ENGINE_PORT)
@@ -29,7 +29,7 @@ run: export PIPPA_MEMORY_TOKEN ?= demo-engine-token
 run: export PIPPA_MEMORY_BRAIN_SECRET ?= whsec_ZGVtby1icmFpbi1kb29yLXNlY3JldC1ub3QtZm9yLXByb2R1Y3Rpb24=
 run: export ENGINE_PORT := $(ENGINE_PORT)
 run: export WEBUI_OFFLINE_PACE_SECONDS ?= 0.05
-run: $(VENV)/.runtime-installed
+run: $(VENV)/.run-installed
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT)
 	WEBUI_ADDR=$(HOST):$(PORT) PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho start -f Procfile

@@ -26,9 +26,8 @@ DEFAULTS: dict[str, Any] = {
     "VESSEL_RETRY_BASE_DELAY": 0.5,
     "VESSEL_RETRY_MAX_DELAY": 8.0,
     # Retention (`manage.py prune`, run daily by the scheduler): days before each kind of row is
-    # deleted; 0 keeps it for ever. Finished task results; unattended runs with their
-    # conversations; temporary conversations, counted from their last message.
-    "PRUNE_TASK_RESULTS_DAYS": 14.0,
+    # deleted; 0 keeps it for ever. Unattended runs with their conversations; temporary
+    # conversations, counted from their last message.
     "PRUNE_UNATTENDED_RUNS_DAYS": 90.0,
     "PRUNE_TEMPORARY_DAYS": 1.0,
     # Rows deleted per transaction.

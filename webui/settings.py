@@ -9,7 +9,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
-from django.core.exceptions import ImproperlyConfigured
 
 from webui.conf import from_environment
 
@@ -39,8 +38,6 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    "django_tasks",
-    "django_tasks_db",
     "axes",
     "webui",
     "pippa_memory",
@@ -83,7 +80,7 @@ ASGI_APPLICATION = "webui.asgi.application"
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # The web server and the task worker share one SQLite file: WAL lets readers work beside the
+    # The web server and the workers share one SQLite file: WAL lets readers work beside the
     # writer, the busy timeout waits for a lock instead of failing, and IMMEDIATE transactions take
     # the write lock up front so two writers never deadlock ("database is locked").
     DATABASES["default"].setdefault("OPTIONS", {}).update(
@@ -170,20 +167,6 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
-
-# Background tasks (django-tasks): the database backend on one machine (`manage.py db_worker`), or
-# RQ on Redis beyond it (`manage.py rqworker default`), chosen by WEBUI_TASKS_BACKEND.
-TASKS_BACKEND = env.str("WEBUI_TASKS_BACKEND", default="database")
-if TASKS_BACKEND == "rq":
-    INSTALLED_APPS.append("django_rq")
-    TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
-elif TASKS_BACKEND == "database":
-    TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
-else:
-    raise ImproperlyConfigured(
-        f"WEBUI_TASKS_BACKEND must be 'database' or 'rq', not {TASKS_BACKEND!r}."
-    )
-RQ_QUEUES = {"default": {"URL": env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")}}
 
 # The host's own knobs: the WEBUI_* variables that are set; the rest take their defaults from
 # webui/conf.py, where each is stated once and described.

@@ -17,7 +17,6 @@ from django.contrib.auth.models import Group
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Model
 from django.utils import timezone
-from django_tasks_db.models import DBTaskResult
 
 from tests.access_walk import (
     ADMIN_LOGIN,
@@ -73,7 +72,6 @@ class HostWorld:
     run: UnattendedRun
     snapshot: VaultSnapshot
     group: Group
-    task_result: DBTaskResult
     chore: DailyChore
     login_attempt: AccessAttempt
     login_log: AccessLog
@@ -199,9 +197,6 @@ HOST_ROUTES: dict[str, Route] = {
     ),
     **admin_model_routes("auth.group", FULL_ADMIN, lambda world: world.group),
     **admin_model_routes("auth.user", FULL_ADMIN, lambda world: world.users["member"]),
-    **admin_model_routes(
-        "django_tasks_database.dbtaskresult", READ_ONLY_ADMIN, lambda world: world.task_result
-    ),
     **admin_model_routes("webui.soul", FULL_ADMIN, lambda world: world.soul),
     **admin_model_routes("webui.vessel", FULL_ADMIN, lambda world: world.vessel),
     **admin_model_routes(
@@ -269,14 +264,6 @@ def world(make_user: Any, make_conversation: Any, soul: Soul, offline_vessel: Ve
         run=UnattendedRun.objects.create(kind="wake", soul=soul),
         snapshot=VaultSnapshot.objects.create(soul=soul, sha256="a" * 64, text="I am Pippa."),
         group=Group.objects.create(name="household"),
-        task_result=DBTaskResult.objects.create(
-            args_kwargs={"args": [], "kwargs": {}},
-            task_path="webui.tasks.example",
-            backend_name="default",
-            run_after=timezone.now(),
-            exception_class_path="",
-            traceback="",
-        ),
         chore=DailyChore.objects.create(name="prune", last_day=timezone.localdate()),
         login_attempt=AccessAttempt.objects.create(
             **LOGIN_RECORD, get_data="", post_data="", failures_since_start=1

@@ -1,5 +1,5 @@
-"""Nothing grows without bound: ``manage.py prune`` deletes task results, unattended runs and
-temporary conversations past their configurable windows, in bounded batches with a progress bar,
+"""Nothing grows without bound: ``manage.py prune`` deletes unattended runs and temporary
+conversations past their configurable windows, in bounded batches with a progress bar,
 counts only with ``--dry-run``, fills in the plug-ins' rows through an extension point, and runs
 once a day from the scheduler."""
 
@@ -13,7 +13,6 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
-from django_tasks_db.models import DBTaskResult
 
 from webui.extensions import TurnExtension
 from webui.models import Conversation, DailyChore, Message, UnattendedRun
@@ -24,7 +23,6 @@ pytestmark = pytest.mark.django_db
 WINDOWS = {
     "MAX_TOOL_ROUNDS": 4,
     "MAX_MESSAGE_CHARS": 20000,
-    "PRUNE_TASK_RESULTS_DAYS": 14.0,
     "PRUNE_UNATTENDED_RUNS_DAYS": 90.0,
     "PRUNE_TEMPORARY_DAYS": 1.0,
     "PRUNE_BATCH_SIZE": 500,
@@ -62,19 +60,6 @@ def unattended_run(make_conversation: Any, *, started: float) -> UnattendedRun:
     )
 
 
-def task_result(*, status: str, finished: float | None) -> DBTaskResult:
-    return DBTaskResult.objects.create(
-        status=status,
-        args_kwargs={"args": [], "kwargs": {}},
-        task_path="tests.nothing",
-        backend_name="default",
-        run_after=days_ago(30),
-        finished_at=days_ago(finished) if finished is not None else None,
-        exception_class_path="",
-        traceback="",
-    )
-
-
 @pytest.fixture
 def household_rows(make_conversation: Any) -> dict[str, Any]:
     """Rows on both sides of each window."""
@@ -85,10 +70,6 @@ def household_rows(make_conversation: Any) -> dict[str, Any]:
         "kept_chat": make_conversation(),
         "old_run": unattended_run(make_conversation, started=100),
         "fresh_run": unattended_run(make_conversation, started=10),
-        "old_success": task_result(status="SUCCESSFUL", finished=20),
-        "old_failure": task_result(status="FAILED", finished=20),
-        "fresh_success": task_result(status="SUCCESSFUL", finished=1),
-        "waiting": task_result(status="READY", finished=None),
     }
 
 
@@ -105,12 +86,10 @@ def test_a_dry_run_prints_what_is_past_its_window_and_deletes_nothing(
 
     output = prune("--dry-run")
 
-    assert "task results (finished more than 14 days ago): 2 would be deleted" in output
     assert "unattended runs (started more than 90 days ago): 1 would be deleted" in output
     assert "unattended conversations (started more than 90 days ago): 1 would be deleted" in output
     assert "temporary conversations (quiet for more than 1 day): 1 would be deleted" in output
     assert (Conversation.objects.count(), UnattendedRun.objects.count()) == before
-    assert DBTaskResult.objects.count() == 4
 
 
 def test_prune_deletes_only_the_rows_past_their_window(
@@ -120,7 +99,7 @@ def test_prune_deletes_only_the_rows_past_their_window(
 
     output = prune("--no-progress")
 
-    assert "Deleted 5 row(s)." in output
+    assert "Deleted 3 row(s)." in output
     remaining = set(Conversation.objects.values_list("pk", flat=True))
     assert rows["old_temporary"].pk not in remaining
     assert rows["old_run"].conversation_id not in remaining
@@ -131,21 +110,17 @@ def test_prune_deletes_only_the_rows_past_their_window(
         rows["fresh_run"].conversation_id,
     } <= remaining
     assert list(UnattendedRun.objects.all()) == [rows["fresh_run"]]
-    assert set(DBTaskResult.objects.values_list("pk", flat=True)) == {
-        rows["fresh_success"].pk,
-        rows["waiting"].pk,
-    }
     assert not Message.objects.filter(conversation_id=rows["old_temporary"].pk).exists()
 
 
 def test_the_windows_are_configurable(
     windows: dict[str, Any], household_rows: dict[str, Any]
 ) -> None:
-    windows.update(PRUNE_TASK_RESULTS_DAYS=0.5, PRUNE_TEMPORARY_DAYS=0.05)
+    windows.update(PRUNE_UNATTENDED_RUNS_DAYS=5, PRUNE_TEMPORARY_DAYS=0.05)
 
     prune("--no-progress")
 
-    assert list(DBTaskResult.objects.values_list("status", flat=True)) == ["READY"]
+    assert not UnattendedRun.objects.exists()  # the fresh run, 10 days old, is past 5 days
     assert Conversation.objects.filter(temporary=True).count() == 1  # the one still talking
 
 
@@ -169,7 +144,7 @@ def test_a_bad_window_is_refused_by_name_and_deletes_nothing(
     with pytest.raises(CommandError, match="WEBUI_PRUNE_TEMPORARY_DAYS must be a number of days"):
         prune("--no-progress")
 
-    assert DBTaskResult.objects.count() == 4
+    assert UnattendedRun.objects.count() == 2
     assert Conversation.objects.filter(temporary=True).count() == 3
 
 

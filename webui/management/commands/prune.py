@@ -12,7 +12,7 @@ from webui.retention import RetentionError, delete_in_batches, prune_targets
 
 class Command(BaseCommand):
     help = (
-        "Delete finished task results, unattended runs, temporary conversations and the plug-ins' "
+        "Delete unattended runs, temporary conversations and the plug-ins' "
         "rows (audit rows, delivered and dead turn events) past their windows (docs/configuration.md), "
         "in batches with a progress bar. --dry-run prints the counts and deletes nothing. The "
         "scheduler runs this once a day."
