@@ -16,46 +16,42 @@ from django.db.models import Q
 
 from pippa_memory.conf import memory_settings
 from pippa_memory.models import BrainCall, ItemTombstone, OutboxEvent
-from webui.retention import PruneTarget, windowed_target
+from webui.prune_windows import PruneTarget, PruneWindow, targets_past_windows
+
+MEMORY_WINDOWS = (
+    PruneWindow(
+        label="brain-door audit rows",
+        rule="older than {window}",
+        setting="PRUNE_BRAIN_CALLS_DAYS",
+        rows=lambda cutoff: BrainCall.objects.filter(created_at__lt=cutoff),
+    ),
+    PruneWindow(
+        label="delivered turn events",
+        rule="delivered more than {window} ago",
+        setting="PRUNE_DELIVERED_EVENTS_DAYS",
+        rows=lambda cutoff: OutboxEvent.objects.filter(
+            status=OutboxEvent.Status.DELIVERED, delivered_at__lt=cutoff
+        ),
+    ),
+    PruneWindow(
+        label="dead turn events",
+        rule="written or revived more than {window} ago",
+        setting="PRUNE_DEAD_EVENTS_DAYS",
+        rows=lambda cutoff: OutboxEvent.objects.dead().filter(
+            Q(revived_at__isnull=True, created_at__lt=cutoff) | Q(revived_at__lt=cutoff)
+        ),
+    ),
+    PruneWindow(
+        label="forget tombstones",
+        rule="older than {window}",
+        setting="PRUNE_TOMBSTONES_DAYS",
+        rows=lambda cutoff: ItemTombstone.objects.filter(created_at__lt=cutoff),
+    ),
+)
 
 
 def memory_prune_targets(*, now: datetime) -> list[PruneTarget]:
-    """The plug-in's rows past their windows at ``now``."""
-    return [
-        windowed_target(
-            label="brain-door audit rows",
-            rule="older than {window}",
-            days=memory_settings.PRUNE_BRAIN_CALLS_DAYS,
-            setting="PIPPA_MEMORY_PRUNE_BRAIN_CALLS_DAYS",
-            now=now,
-            rows=lambda cutoff: BrainCall.objects.filter(created_at__lt=cutoff),
-        ),
-        windowed_target(
-            label="delivered turn events",
-            rule="delivered more than {window} ago",
-            days=memory_settings.PRUNE_DELIVERED_EVENTS_DAYS,
-            setting="PIPPA_MEMORY_PRUNE_DELIVERED_EVENTS_DAYS",
-            now=now,
-            rows=lambda cutoff: OutboxEvent.objects.filter(
-                status=OutboxEvent.Status.DELIVERED, delivered_at__lt=cutoff
-            ),
-        ),
-        windowed_target(
-            label="dead turn events",
-            rule="written or revived more than {window} ago",
-            days=memory_settings.PRUNE_DEAD_EVENTS_DAYS,
-            setting="PIPPA_MEMORY_PRUNE_DEAD_EVENTS_DAYS",
-            now=now,
-            rows=lambda cutoff: OutboxEvent.objects.dead().filter(
-                Q(revived_at__isnull=True, created_at__lt=cutoff) | Q(revived_at__lt=cutoff)
-            ),
-        ),
-        windowed_target(
-            label="forget tombstones",
-            rule="older than {window}",
-            days=memory_settings.PRUNE_TOMBSTONES_DAYS,
-            setting="PIPPA_MEMORY_PRUNE_TOMBSTONES_DAYS",
-            now=now,
-            rows=lambda cutoff: ItemTombstone.objects.filter(created_at__lt=cutoff),
-        ),
-    ]
+    """The plug-in's rows past their windows at ``now`` (``PIPPA_MEMORY_PRUNE_*_DAYS``)."""
+    return targets_past_windows(
+        MEMORY_WINDOWS, settings=memory_settings, prefix="PIPPA_MEMORY_", now=now
+    )

@@ -60,7 +60,8 @@ def check_retention_windows(app_configs: Any = None, **kwargs: Any) -> list[chec
     """``webui.E001``: a retention window (the host's or a plug-in's) that ``prune`` cannot use."""
     from django.utils import timezone
 
-    from webui.retention import RetentionError, prune_targets
+    from webui.prune_windows import RetentionError
+    from webui.retention import prune_targets
 
     try:
         prune_targets(now=timezone.now())  # builds the querysets only: no query runs

@@ -15,7 +15,7 @@ import environ
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from webui.ledger.prices import PUBLISHED_CACHE_PRICES
+from webui.ledger.published_prices import PUBLISHED_CACHE_PRICES
 
 DEFAULTS: dict[str, Any] = {
     # Tool rounds one turn may take before the turn stops and says so.
@@ -36,7 +36,7 @@ DEFAULTS: dict[str, Any] = {
     # test can watch a reply arrive piece by piece; 0 never waits.
     "OFFLINE_PACE_SECONDS": 0.0,
     # Each provider's published prompt-cache prices, per adapter and model family, with their
-    # source and the day they were read (webui.ledger.prices); the cache bill is estimated from
+    # source and the day they were read (webui.ledger.published_prices); the cache bill is estimated from
     # them. WEBUI_CACHE_PRICES (JSON) replaces the adapters it names and keeps the others.
     "CACHE_PRICES": PUBLISHED_CACHE_PRICES,
 }

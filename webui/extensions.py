@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from webui.models import Conversation, Message, UnattendedRun
     from webui.prompt.types import ToolCall, ToolDefinition
-    from webui.retention import PruneTarget
+    from webui.prune_windows import PruneTarget
 
 
 State = TypeVar("State")
@@ -143,9 +143,9 @@ class TurnExtension:
 
     def prune_targets(self, *, now: "datetime") -> list["PruneTarget"]:
         """This extension's rows past their retention windows at ``now``, for ``manage.py prune``
-        (build them with ``webui.retention.windowed_target``). Rows that belong to a conversation
-        should cascade with it instead. Raise ``webui.retention.RetentionError`` for a window that
-        cannot be used: the prune then stops before deleting anything."""
+        (build them with ``webui.prune_windows.targets_past_windows``). Rows that belong to a
+        conversation should cascade with it instead. Raise ``webui.prune_windows.RetentionError``
+        for a window that cannot be used: the prune then stops before deleting anything."""
         return []
 
 

@@ -1,138 +1,65 @@
 """Retention: rows that would otherwise grow without bound are deleted once past their window.
 
-The host keeps finished task results (the django-tasks database backend's rows), unattended runs
-with their conversations, and temporary conversations; each window is a number of days in
-``webui.conf`` (``PRUNE_*_DAYS``), where 0 keeps those rows for ever. A plug-in adds its own
-rows through :meth:`webui.extensions.TurnExtension.prune_targets`. Everything a conversation owns
-(its messages, and a plug-in's rows with a cascading key, such as pin records) goes with it.
-``manage.py prune`` runs this by hand; the scheduler runs it once a day (:func:`run_daily_prune`).
+The host keeps unattended runs with their conversations, and temporary conversations; each window
+is a number of days in ``webui.conf`` (``PRUNE_*_DAYS``), where 0 keeps those rows for ever. A
+plug-in adds its own rows through :meth:`webui.extensions.TurnExtension.prune_targets` (the
+contract, :class:`~webui.prune_windows.PruneTarget`, is in :mod:`webui.prune_windows`).
+Everything a conversation owns (its messages, and a plug-in's rows with a cascading key, such as
+pin records) goes with it. ``manage.py prune`` runs this by hand; the scheduler runs it once a day
+(:func:`run_daily_prune`).
 """
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from django.apps import apps
 from django.db import transaction
-from django.db.models import QuerySet
 from django.utils import timezone
 
 from webui.conf import webui_settings
 from webui.extensions import registered_extensions
 from webui.models import Conversation, DailyChore, UnattendedRun
+from webui.prune_windows import PruneTarget as PruneTarget
+from webui.prune_windows import PruneWindow, RetentionError, targets_past_windows
 
 logger = logging.getLogger(__name__)
 
 PRUNE_CHORE = "prune"
 
+_UNATTENDED = Conversation.Kind.JOB, Conversation.Kind.WAKE
 
-class RetentionError(ValueError):
-    """A retention window or batch size that cannot be used; nothing has been deleted."""
-
-
-@dataclass(frozen=True)
-class PruneTarget:
-    """One kind of row past its window: what it is, the rule (for people), and the rows.
-
-    ``queryset`` is ``None`` when the window is 0 and these rows are kept for ever; ``rule`` then
-    names the setting that keeps them.
-    """
-
-    label: str
-    rule: str
-    queryset: QuerySet[Any] | None
-
-
-def retention_cutoff(days: Any, *, setting: str, now: datetime) -> datetime | None:
-    """The time before which rows are past a window of ``days`` (``None``: kept for ever).
-
-    Raises :class:`RetentionError` naming ``setting`` unless ``days`` is a number, 0 or more.
-    """
-    if isinstance(days, bool) or not isinstance(days, int | float) or days < 0:
-        raise RetentionError(
-            f"{setting} must be a number of days, 0 or more (0 keeps the rows for ever), "
-            f"not {days!r}."
-        )
-    return None if days == 0 else now - timedelta(days=days)
-
-
-def describe_days(days: float) -> str:
-    return f"{days:g} day" if days == 1 else f"{days:g} days"
-
-
-def windowed_target(
-    *,
-    label: str,
-    rule: str,
-    days: Any,
-    setting: str,
-    now: datetime,
-    rows: Callable[[datetime], QuerySet[Any]],
-) -> PruneTarget:
-    """A target for ``rows(cutoff)``; ``{window}`` in ``rule`` becomes the window ("14 days")."""
-    cutoff = retention_cutoff(days, setting=setting, now=now)
-    if cutoff is None:
-        return PruneTarget(label=label, rule=f"kept for ever ({setting}=0)", queryset=None)
-    return PruneTarget(
-        label=label, rule=rule.format(window=describe_days(days)), queryset=rows(cutoff)
-    )
-
-
-def host_prune_targets(*, now: datetime) -> list[PruneTarget]:
-    """The host's own rows past their windows at ``now``."""
-    targets = []
-    if apps.is_installed("django_tasks_db"):
-        from django_tasks_db.models import DBTaskResult
-
-        targets.append(
-            windowed_target(
-                label="task results",
-                rule="finished more than {window} ago",
-                days=webui_settings.PRUNE_TASK_RESULTS_DAYS,
-                setting="WEBUI_PRUNE_TASK_RESULTS_DAYS",
-                now=now,
-                rows=lambda cutoff: DBTaskResult.objects.finished().filter(finished_at__lt=cutoff),
-            )
-        )
-    unattended = Conversation.Kind.JOB, Conversation.Kind.WAKE
-    for label, rows in [
-        (
-            "unattended conversations",
-            lambda cutoff: Conversation.objects.filter(kind__in=unattended, created_at__lt=cutoff),
+#: The host's own rows and their windows (``WEBUI_PRUNE_*_DAYS``).
+HOST_WINDOWS = (
+    PruneWindow(
+        label="unattended conversations",
+        rule="started more than {window} ago",
+        setting="PRUNE_UNATTENDED_RUNS_DAYS",
+        rows=lambda cutoff: Conversation.objects.filter(
+            kind__in=_UNATTENDED, created_at__lt=cutoff
         ),
-        ("unattended runs", lambda cutoff: UnattendedRun.objects.filter(started_at__lt=cutoff)),
-    ]:
-        targets.append(
-            windowed_target(
-                label=label,
-                rule="started more than {window} ago",
-                days=webui_settings.PRUNE_UNATTENDED_RUNS_DAYS,
-                setting="WEBUI_PRUNE_UNATTENDED_RUNS_DAYS",
-                now=now,
-                rows=rows,
-            )
-        )
-    targets.append(
-        windowed_target(
-            label="temporary conversations",
-            rule="quiet for more than {window}",
-            days=webui_settings.PRUNE_TEMPORARY_DAYS,
-            setting="WEBUI_PRUNE_TEMPORARY_DAYS",
-            now=now,
-            rows=lambda cutoff: Conversation.objects.filter(
-                temporary=True, created_at__lt=cutoff
-            ).exclude(messages__created_at__gte=cutoff),
-        )
-    )
-    return targets
+    ),
+    PruneWindow(
+        label="unattended runs",
+        rule="started more than {window} ago",
+        setting="PRUNE_UNATTENDED_RUNS_DAYS",
+        rows=lambda cutoff: UnattendedRun.objects.filter(started_at__lt=cutoff),
+    ),
+    PruneWindow(
+        label="temporary conversations",
+        rule="quiet for more than {window}",
+        setting="PRUNE_TEMPORARY_DAYS",
+        rows=lambda cutoff: Conversation.objects.filter(
+            temporary=True, created_at__lt=cutoff
+        ).exclude(messages__created_at__gte=cutoff),
+    ),
+)
 
 
 def prune_targets(*, now: datetime) -> list[PruneTarget]:
     """Every target, the host's and each registered extension's, with every window checked
     before any row is touched."""
-    targets = host_prune_targets(now=now)
+    targets = targets_past_windows(HOST_WINDOWS, settings=webui_settings, prefix="WEBUI_", now=now)
     for extension in registered_extensions():
         targets.extend(extension.prune_targets(now=now))
     return targets

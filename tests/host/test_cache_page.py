@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.test import Client
 
-from webui.ledger.prices import PUBLISHED_CACHE_PRICES
+from webui.ledger.published_prices import PUBLISHED_CACHE_PRICES
 from webui.ledger.report import bill_by_conversation, bill_by_vessel, turn_shares
 from webui.models import Conversation, Message, Vessel, VesselCall
 

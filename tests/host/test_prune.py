@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from webui.extensions import TurnExtension
 from webui.models import Conversation, DailyChore, Message, UnattendedRun
-from webui.retention import PruneTarget
+from webui.prune_windows import PruneTarget
 
 pytestmark = pytest.mark.django_db
 

@@ -1,96 +1,17 @@
-"""Each provider's published prompt-cache prices, the one table the cache bill is estimated from.
+"""How a model's prompt-cache prices are found in the ``CACHE_PRICES`` table, and what is wrong with one.
 
-:data:`PUBLISHED_CACHE_PRICES` is the default of the ``CACHE_PRICES`` setting
-(:mod:`webui.conf`): per adapter, the page the prices were read from and when, and a row per
-model family, keyed by the start of the model id. The longest key a vessel's model starts with
-wins; the key ``""`` is the adapter's row for any other model (an estimate, and the page says so).
-Prices are US dollars per million tokens: ``input`` (a token sent and not read from the cache),
-``cache_read`` (a token read from the cache) and ``cache_write`` (a token written to it; where the
-provider charges nothing extra, as OpenAI and Gemini's implicit caching, it equals ``input``).
-``min_cacheable_tokens`` is the shortest prompt the provider caches at all: below it nothing is
-cached, so such a prompt is not counted as cacheable.
-
-Read on 2026-12-03 from the pages named in ``source`` (``docs/configuration.md`` says the same).
-Local servers and the offline vessel cost nothing.
+The table's default, each provider's published prices with their source and the day they were
+read, is :data:`webui.ledger.published_prices.PUBLISHED_CACHE_PRICES`; ``WEBUI_CACHE_PRICES``
+replaces the adapters it names (:mod:`webui.conf`).
 """
 
 from dataclasses import dataclass
 from typing import Any
 
+from webui.conf import webui_settings
+from webui.ledger.published_prices import price_row
 
-def _row(input: float, cache_read: float, cache_write: float, minimum: int) -> dict[str, Any]:
-    return {
-        "input": input,
-        "cache_read": cache_read,
-        "cache_write": cache_write,
-        "min_cacheable_tokens": minimum,
-    }
-
-
-_ANTHROPIC = {
-    "source": "https://platform.claude.com/docs/en/about-claude/pricing and "
-    "https://platform.claude.com/docs/en/build-with-claude/prompt-caching (5-minute cache writes)",
-    "read_on": "2026-12-03",
-    "models": {
-        "claude-opus-5": _row(5.0, 0.50, 6.25, 512),
-        "claude-opus-4-8": _row(5.0, 0.50, 6.25, 1024),
-        "claude-opus-4-7": _row(5.0, 0.50, 6.25, 2048),
-        "claude-opus-4-6": _row(5.0, 0.50, 6.25, 4096),
-        "claude-opus-4-5": _row(5.0, 0.50, 6.25, 4096),
-        "claude-opus-4": _row(15.0, 1.50, 18.75, 1024),  # Opus 4 and 4.1
-        "claude-sonnet-5": _row(2.0, 0.20, 2.50, 1024),
-        "claude-sonnet-4": _row(3.0, 0.30, 3.75, 1024),  # Sonnet 4, 4.5, 4.6
-        "claude-3-7-sonnet": _row(3.0, 0.30, 3.75, 1024),
-        "claude-haiku-4-5": _row(1.0, 0.10, 1.25, 4096),
-        "claude-3-5-haiku": _row(0.80, 0.08, 1.0, 2048),
-        "claude-3-haiku": _row(0.25, 0.03, 0.30, 2048),
-        "": _row(3.0, 0.30, 3.75, 1024),  # any other model: Sonnet's prices
-    },
-}
-
-_OPENAI = {
-    "source": "https://developers.openai.com/api/docs/pricing and "
-    "https://developers.openai.com/api/docs/guides/prompt-caching (caching from 1024 tokens, "
-    "no charge for writes)",
-    "read_on": "2026-12-03",
-    "models": {
-        "gpt-5.2": _row(1.75, 0.175, 1.75, 1024),
-        "gpt-5-mini": _row(0.25, 0.025, 0.25, 1024),
-        "gpt-5": _row(1.25, 0.125, 1.25, 1024),
-        "gpt-4.1": _row(2.0, 0.50, 2.0, 1024),
-        "gpt-4o-mini": _row(0.15, 0.075, 0.15, 1024),
-        "gpt-4o": _row(2.50, 1.25, 2.50, 1024),
-        "": _row(1.25, 0.125, 1.25, 1024),  # any other model: GPT-5's prices
-    },
-}
-
-_GEMINI = {
-    "source": "https://ai.google.dev/gemini-api/docs/pricing and "
-    "https://ai.google.dev/gemini-api/docs/caching (implicit caching, no charge for writes)",
-    "read_on": "2026-12-03",
-    "models": {
-        "gemini-2.5-flash-lite": _row(0.10, 0.01, 0.10, 2048),
-        "gemini-2.5-flash": _row(0.30, 0.03, 0.30, 2048),
-        "gemini-2.5-pro": _row(1.25, 0.125, 1.25, 2048),
-        "": _row(0.30, 0.03, 0.30, 4096),  # any other model: Flash prices, 3.x minimum
-    },
-}
-
-
-def _free(what: str) -> dict[str, Any]:
-    return {"source": what, "read_on": "", "models": {"": _row(0.0, 0.0, 0.0, 0)}}
-
-
-#: The default of ``WEBUI["CACHE_PRICES"]``: per adapter, ``source``, ``read_on`` and ``models``.
-PUBLISHED_CACHE_PRICES: dict[str, dict[str, Any]] = {
-    "anthropic": _ANTHROPIC,
-    "openai": _OPENAI,
-    "openai_responses": _OPENAI,
-    "gemini": _GEMINI,
-    "ollama": _free("A local server: no charge."),
-    "openai_compatible": _free("A local server (llama.cpp, vLLM, LM Studio): no charge."),
-    "offline": _free("The offline vessel: no charge."),
-}
+FREE_ROW = price_row(0.0, 0.0, 0.0, 0)
 
 PRICE_FIELDS = ("input", "cache_read", "cache_write", "min_cacheable_tokens")
 
@@ -140,12 +61,10 @@ def cache_price(*, adapter: str, model: str, table: dict[str, Any] | None = None
     """The prices for ``model`` on ``adapter``: the row whose key is the longest start of the
     model id, else the adapter's ``""`` row; an adapter the table does not name costs nothing."""
     if table is None:
-        from webui.conf import webui_settings
-
         table = webui_settings.CACHE_PRICES
-    models = (table.get(adapter) or {}).get("models") or {"": _row(0.0, 0.0, 0.0, 0)}
+    models = (table.get(adapter) or {}).get("models") or {"": FREE_ROW}
     family = max((key for key in models if (model or "").startswith(key)), key=len, default="")
-    row = models.get(family) or _row(0.0, 0.0, 0.0, 0)
+    row = models.get(family) or FREE_ROW
     return CachePrice(
         adapter=adapter,
         family=family,

@@ -20,7 +20,7 @@ from webui.conf import webui_settings
 from webui.extensions import memory_tool_notice
 from webui.models import Conversation, Soul, UnattendedRun, Vessel
 from webui.prompt.vault import vault_problem
-from webui.retention import describe_days
+from webui.prune_windows import describe_days
 from webui.unattended.display import memory_line, post_heading
 from webui.unattended.runner import run_wake
 from webui.vessels.connection import check_connection, key_status

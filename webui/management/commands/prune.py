@@ -7,7 +7,8 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from webui.conf import webui_settings
-from webui.retention import RetentionError, delete_in_batches, prune_targets
+from webui.prune_windows import RetentionError
+from webui.retention import delete_in_batches, prune_targets
 
 
 class Command(BaseCommand):
