@@ -32,6 +32,16 @@ DEFAULTS: dict[str, Any] = {
     "PRUNE_TEMPORARY_DAYS": 1.0,
     # Rows deleted per transaction.
     "PRUNE_BATCH_SIZE": 500,
+    # The history cache (webui.turns.history): each process caches the history of at most this
+    # many conversations and bytes, and drops one nobody has used for the idle seconds (so what
+    # another process deleted leaves it too). Read when the process starts.
+    "HISTORY_CACHE_CONVERSATIONS": 256,
+    "HISTORY_CACHE_MAX_BYTES": 64 * 1024 * 1024,
+    "HISTORY_CACHE_IDLE_SECONDS": 900.0,
+    # The vault-base cache (webui.prompt.assembly): soul vault texts by snapshot, at most this
+    # many and bytes. Snapshots never change, so nothing else drops them. Read at start.
+    "VAULT_CACHE_TEXTS": 256,
+    "VAULT_CACHE_MAX_BYTES": 16 * 1024 * 1024,
     # Seconds the offline vessel's stream waits between the pieces of its reply, so a demo or a
     # test can watch a reply arrive piece by piece; 0 never waits.
     "OFFLINE_PACE_SECONDS": 0.0,

@@ -76,7 +76,7 @@ def test_bytes_joined_from_kept_messages_are_the_whole_request_encoded(
 ) -> None:
     users = long_conversation(conversation)
     adapter = adapter_class(conversation.vessel)
-    history.forget(conversation.id)
+    history.drop_cached_history(conversation.id)
     checked = 0
     for user_message in users[::7] + users[-1:]:  # turn by turn, as one process answers them
         kept = history.conversation_history(conversation, before=user_message)

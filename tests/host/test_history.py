@@ -1,17 +1,21 @@
 """The history a prompt replays is read once per process and then only the rows added since, and
 it is the same bytes as a fresh read from model instances, for every adapter, over a long
-conversation with tool rounds."""
+conversation with tool rounds. A deleted conversation's history leaves the cache: at once in the
+process that deleted it, and in every other once idle."""
 
+import threading
 from typing import Any
 
 import pytest
 
+from webui.bounded_cache import BoundedCache
 from webui.models import Conversation, Message
 from webui.prompt.types import HistoryMessage, Prompt
 from webui.text.canonical import canonical_bytes
 from webui.turns import history
 from webui.turns.service import run_turn
 from webui.vessels.registry import ADAPTERS
+from webui.web.conversations import delete_conversation
 
 pytestmark = pytest.mark.django_db
 
@@ -70,7 +74,7 @@ def test_kept_history_is_the_same_bytes_as_a_fresh_read_over_a_long_conversation
     users = long_conversation(conversation)
     assert Message.objects.filter(conversation=conversation).exclude(rounds=[]).count() == 40
 
-    history.forget(conversation.id)
+    history.drop_cached_history(conversation.id)
     for user_message in users:  # turn by turn, as one process answers them
         kept = history.conversation_history(conversation, before=user_message)
         fresh = from_instances(conversation, user_message)
@@ -104,20 +108,93 @@ def test_a_later_turn_reads_only_the_rows_added_since(
     assert len(kept) == 60
 
 
-def test_a_row_saved_again_or_deleted_through_the_model_is_read_afresh(
+def cached_texts() -> str:
+    """Every text the history cache of this process holds, joined."""
+    cached = history.HISTORY_CACHE.values()
+    return "\n".join(message.text for entry in cached for message in entry.messages)
+
+
+def test_a_deleted_conversation_leaves_the_history_cache_of_the_process_that_deleted_it(
+    conversation: Conversation, recording_tool: Any, make_conversation: Any
+) -> None:
+    other = make_conversation()
+    for index in range(3):
+        run_turn(conversation=conversation, text=f"the secret plan {index}")
+        run_turn(conversation=other, text=f"the garden {index}")
+    assert "the secret plan 1" in cached_texts()
+
+    delete_conversation(conversation=conversation)
+
+    assert "the secret plan" not in cached_texts()
+    assert "the garden 1" in cached_texts()  # only the deleted conversation's history went
+
+
+def test_a_conversation_deleted_through_the_admin_leaves_the_history_cache(
+    conversation: Conversation, recording_tool: Any, make_conversation: Any, rf: Any
+) -> None:
+    from django.contrib import admin
+
+    chosen = make_conversation()
+    for talk in (conversation, chosen):
+        run_turn(conversation=talk, text=f"the first words of {talk.pk}")
+        run_turn(conversation=talk, text="the secret plan")
+    conversation_admin = admin.site._registry[Conversation]
+
+    conversation_admin.delete_model(rf.post("/"), conversation)
+    conversation_admin.delete_queryset(rf.post("/"), Conversation.objects.filter(pk=chosen.pk))
+
+    assert not Conversation.objects.filter(pk__in=[conversation.pk, chosen.pk]).exists()
+    assert "the first words" not in cached_texts()
+    assert "the secret plan" not in cached_texts()
+
+
+def test_a_conversation_deleted_elsewhere_leaves_this_processs_cache_once_idle(
+    conversation: Conversation, recording_tool: Any, make_conversation: Any
+) -> None:
+    """Another process's delete is not seen here, so an idle entry is dropped at the cache's
+    next use, with no query: here a second cache stands for the other process's, on a clock the
+    test moves."""
+    now = [1000.0]
+    cache: BoundedCache[str, history.CachedHistory] = BoundedCache(
+        max_entries=8,
+        max_bytes=1 << 20,
+        max_idle_seconds=900,
+        size=lambda h: h.size,
+        clock=lambda: now[0],
+    )
+    run_turn(conversation=conversation, text="the secret plan")
+    newest = Message.objects.create(conversation=conversation, role="user", content="now")
+    cache.put("deleted", history.read_rows(conversation, after=0, before=newest.sequence))
+    Conversation.objects.filter(pk=conversation.pk).delete()  # as another process would
+
+    now[0] += 600
+    cache.put("talking", history.CachedHistory((), ()))
+    assert "deleted" in cache  # still within the idle bound
+
+    now[0] += 400  # 1000 s since its last use, 400 s since the other's
+    assert "deleted" not in cache
+    assert "talking" in cache
+
+
+def test_the_history_cache_is_shared_by_the_process_threads(
     conversation: Conversation, recording_tool: Any
 ) -> None:
-    for index in range(3):
-        run_turn(conversation=conversation, text=f"turn {index}")
-    newest = Message.objects.create(conversation=conversation, role="user", content="now")
-    history.conversation_history(conversation, before=newest)
+    """A delete in one thread is gone for every thread of the process: one cache, one lock."""
+    run_turn(conversation=conversation, text="the secret plan")
+    run_turn(conversation=conversation, text="and more")
+    seen: list[bool] = []
+    thread = threading.Thread(
+        target=lambda: seen.append(str(conversation.pk) in history.HISTORY_CACHE)
+    )
+    thread.start()
+    thread.join()
+    assert seen == [True]
 
-    reply = conversation.messages.filter(role="assistant").first()
-    reply.content = "corrected"
-    reply.save()
-    assert history.conversation_history(conversation, before=newest)[1].text == "corrected"
+    delete_conversation(conversation=conversation)
 
-    conversation.messages.filter(role="user").first().delete()
-    kept = history.conversation_history(conversation, before=newest)
-    assert kept == from_instances(conversation, newest)
-    assert len(kept) == 5
+    thread = threading.Thread(
+        target=lambda: seen.append(str(conversation.pk) in history.HISTORY_CACHE)
+    )
+    thread.start()
+    thread.join()
+    assert seen == [True, False]

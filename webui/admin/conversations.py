@@ -11,6 +11,7 @@ its text. To remove what was said, delete the whole conversation.
 from typing import Any
 
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.safestring import SafeString
@@ -19,6 +20,7 @@ from webui.admin.read_only import ReadOnlyRecordAdmin
 from webui.ledger.chart import cached_share_chart
 from webui.ledger.report import turn_shares
 from webui.models import Conversation, Message, VaultSnapshot
+from webui.turns.history import drop_cached_history
 
 WITHHELD_MESSAGE = (
     "Said in member {viewer}'s conversation: it holds what they said and what their memory "
@@ -164,6 +166,19 @@ class ConversationAdmin(ConversationSiteLink, admin.ModelAdmin):
 
     def get_fields(self, request: HttpRequest, obj: object = None) -> list[str]:
         return [*self.fields, "cache_chart"] if obj is not None else list(self.fields)
+
+    def delete_model(self, request: HttpRequest, obj: Conversation) -> None:
+        """Delete the conversation and what this process cached of its history."""
+        conversation_id = obj.pk  # the delete sets it to None
+        super().delete_model(request, obj)
+        drop_cached_history(conversation_id)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Conversation]) -> None:
+        """Delete the chosen conversations and what this process cached of their histories."""
+        deleted = list(queryset.values_list("pk", flat=True))
+        super().delete_queryset(request, queryset)
+        for conversation_id in deleted:
+            drop_cached_history(conversation_id)
 
     @admin.display(description="cached share per turn")
     def cache_chart(self, conversation: Conversation) -> SafeString:

@@ -6,7 +6,6 @@ from django.db import models
 
 from webui.models.conversations import Conversation
 from webui.models.vessels import Vessel
-from webui.turns.history import forget as forget_history
 
 
 def empty_usage() -> dict:
@@ -79,7 +78,11 @@ class Message(models.Model):
         return f"{self.role} message #{self.sequence}"
 
     def save(self, *args, **kwargs) -> None:
-        """Give a new row the next position in its conversation before it is written."""
+        """Give a new row the next position in its conversation before it is written.
+
+        A row is never changed once written (processes cache history as append-only,
+        :mod:`webui.turns.history`); the admin shows messages read only.
+        """
         if self.sequence is None:
             last = (
                 Message.objects.filter(conversation_id=self.conversation_id)
@@ -87,16 +90,7 @@ class Message(models.Model):
                 .get("last")
             )
             self.sequence = (last or 0) + 1
-        elif not self._state.adding:
-            # History is kept per process as append-only (webui.turns.history): a row saved again
-            # must be read afresh.
-            forget_history(self.conversation_id)
         super().save(*args, **kwargs)
-
-    def delete(self, *args, **kwargs) -> tuple[int, dict[str, int]]:
-        """Delete the row, and what this process kept of its conversation's history."""
-        forget_history(self.conversation_id)
-        return super().delete(*args, **kwargs)
 
 
 class TurnRound(models.Model):

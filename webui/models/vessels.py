@@ -8,7 +8,7 @@ from django.db import models
 from django.urls import reverse
 
 from webui.vessels.key_env import api_key_env_problem
-from webui.vessels.registry import adapter_choices
+from webui.vessels.names import adapter_choices
 
 
 def validate_api_key_env(name: str) -> None:

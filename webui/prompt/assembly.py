@@ -11,6 +11,8 @@ from datetime import datetime
 
 from django.utils import timezone
 
+from webui.bounded_cache import BoundedCache, text_size
+from webui.conf import webui_settings
 from webui.extensions import TurnContext, registered_extensions
 from webui.models import Conversation, VaultSnapshot
 from webui.prompt.types import Prompt
@@ -63,9 +65,13 @@ def turn_slot(turn: TurnContext, *, now: datetime) -> tuple[str, ...]:
     return tuple(parts)
 
 
-# Vault bases by (soul id, sha256): snapshots are immutable, so a process may keep them.
-VAULT_TEXTS: dict[tuple[int, str], str] = {}
-VAULT_TEXTS_MAX = 256
+#: Vault bases by (soul id, sha256): snapshots never change, so a process may cache them
+#: (``WEBUI_VAULT_CACHE_TEXTS`` and ``WEBUI_VAULT_CACHE_MAX_BYTES`` bound it).
+VAULT_TEXTS: BoundedCache[tuple[int, str], str] = BoundedCache(
+    max_entries=webui_settings.VAULT_CACHE_TEXTS,
+    max_bytes=webui_settings.VAULT_CACHE_MAX_BYTES,
+    size=text_size,
+)
 
 
 def pinned_vault_base(conversation: Conversation) -> str:
@@ -83,17 +89,17 @@ def pinned_vault_base(conversation: Conversation) -> str:
             "(webui.prompt.pins.settle_pins) before assembling its prompt."
         )
     key = (conversation.soul_id, sha)
-    if key not in VAULT_TEXTS:
+    text = VAULT_TEXTS.get(key)
+    if text is None:
         snapshot = VaultSnapshot.objects.filter(soul_id=conversation.soul_id, sha256=sha).first()
         if snapshot is None:
             logger.error(
                 "Vault snapshot %s of %s is missing; reading the vault.", sha, conversation.pk
             )
             return read_vault(conversation.soul.vault_path).text
-        if len(VAULT_TEXTS) >= VAULT_TEXTS_MAX:
-            VAULT_TEXTS.pop(next(iter(VAULT_TEXTS)))
-        VAULT_TEXTS[key] = snapshot.text
-    return VAULT_TEXTS[key]
+        text = snapshot.text
+        VAULT_TEXTS.put(key, text)
+    return text
 
 
 def assemble_prompt(turn: TurnContext, *, now: datetime | None = None) -> Prompt:

@@ -2,24 +2,26 @@
 
 Message rows are append-only: a turn, a retry and a stopped reply each add rows (each the next
 ``sequence``, assigned under the conversation row's lock, so a row seen means every earlier one
-was committed), and nothing in the app edits a row or deletes one alone; deleting a conversation
-takes its rows with it. So a process keeps each conversation's history as it last read it
-(:data:`KEPT`, the most recent :data:`KEPT_MAX` conversations) and at the next turn reads only
-the rows added since, as plain values straight into :class:`~webui.prompt.types.HistoryMessage`, never
-as model instances. A row saved again or deleted through the model in this process
-(:meth:`webui.models.Message.save`, ``delete``) drops its conversation's entry (:func:`forget`);
-one changed behind the model's back (SQL, another process's ``QuerySet.update``) is not seen
-until the entry goes, which is why nothing may do that (the admin shows messages read only).
+was committed), and nothing edits a row or deletes one alone (the admin shows messages read only);
+deleting a conversation takes its rows with it. So a process caches each conversation's history as
+it last read it (:data:`HISTORY_CACHE`) and at the next turn reads only the rows added since, as
+plain values straight into :class:`~webui.prompt.types.HistoryMessage`, never as model instances.
 The bytes are the same either way: ``tests/host/test_history.py`` proves it over a long
 conversation with tool rounds.
+
+The cache is bounded in conversations, in bytes and in idle time (``WEBUI_HISTORY_CACHE_*``,
+read when the process starts). A deleted conversation's history leaves it at once in the process
+that deleted it (:func:`drop_cached_history`, called by the delete service and the admin), and in
+every other process at its next use of the cache once the conversation has been idle for
+``WEBUI_HISTORY_CACHE_IDLE_SECONDS``: no turn runs a query to find out.
 """
 
-import threading
 from bisect import bisect_left
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from webui.bounded_cache import BoundedCache, text_size
+from webui.conf import webui_settings
 from webui.prompt.types import HistoryMessage, ToolRound, ToolUse
 
 if TYPE_CHECKING:
@@ -30,22 +32,36 @@ COLUMNS = ("sequence", "id", "role", "content", "tool_uses", "rounds")
 
 
 @dataclass(frozen=True)
-class KeptHistory:
-    """One conversation's rows as read so far: their sequences and messages, oldest first."""
+class CachedHistory:
+    """One conversation's rows as read so far: their sequences and messages, oldest first, and
+    about how many bytes they hold (their texts and tool uses)."""
 
     sequences: tuple[int, ...]
     messages: tuple[HistoryMessage, ...]
+    size: int = 0
 
 
-KEPT: "OrderedDict[str, KeptHistory]" = OrderedDict()
-KEPT_MAX = 256
-_lock = threading.Lock()
+#: Each conversation's history as this process last read it, by conversation id.
+HISTORY_CACHE: BoundedCache[str, CachedHistory] = BoundedCache(
+    max_entries=webui_settings.HISTORY_CACHE_CONVERSATIONS,
+    max_bytes=webui_settings.HISTORY_CACHE_MAX_BYTES,
+    max_idle_seconds=webui_settings.HISTORY_CACHE_IDLE_SECONDS,
+    size=lambda history: history.size,
+)
 
 
-def forget(conversation_id: Any) -> None:
-    """Drop what this process keeps of a conversation's history (a row of it changed)."""
-    with _lock:
-        KEPT.pop(str(conversation_id), None)
+def drop_cached_history(conversation_id: Any) -> None:
+    """Drop what this process caches of a conversation's history (it was deleted)."""
+    HISTORY_CACHE.discard(str(conversation_id))
+
+
+def message_size(message: HistoryMessage) -> int:
+    """About what a history message costs to cache: its texts and its tool uses' values."""
+    size = text_size(message.text)
+    for tool_round in message.rounds:
+        size += text_size(tool_round.text)
+        size += sum(len(repr(use.input)) + len(repr(use.output)) for use in tool_round.tool_uses)
+    return size
 
 
 def history_message(
@@ -80,7 +96,7 @@ def history_message(
     return HistoryMessage(id=str(id), role="assistant", text=content, rounds=tuple(replayed))
 
 
-def read_rows(conversation: "Conversation", *, after: int, before: int) -> KeptHistory:
+def read_rows(conversation: "Conversation", *, after: int, before: int) -> CachedHistory:
     """The rows of ``conversation`` with ``after < sequence < before``, as values, oldest first."""
     rows = (
         conversation.messages.filter(sequence__gt=after, sequence__lt=before)
@@ -91,24 +107,23 @@ def read_rows(conversation: "Conversation", *, after: int, before: int) -> KeptH
     for sequence, *values in rows:
         sequences.append(sequence)
         messages.append(history_message(**dict(zip(COLUMNS[1:], values, strict=True))))
-    return KeptHistory(tuple(sequences), tuple(messages))
+    return CachedHistory(tuple(sequences), tuple(messages), sum(message_size(m) for m in messages))
 
 
 def conversation_history(
     conversation: "Conversation", *, before: "Message"
 ) -> tuple[HistoryMessage, ...]:
     """Every stored message of ``conversation`` that comes before ``before``, oldest first: what
-    this process kept of it, plus the rows added since (one query)."""
+    this process cached of it, plus the rows added since (one query, none when nothing was)."""
     key = str(conversation.pk)
-    with _lock:
-        kept = KEPT.get(key) or KeptHistory((), ())
-    last = kept.sequences[-1] if kept.sequences else 0
+    cached = HISTORY_CACHE.get(key) or CachedHistory((), ())
+    last = cached.sequences[-1] if cached.sequences else 0
     if before.sequence > last + 1:
         added = read_rows(conversation, after=last, before=before.sequence)
-        kept = KeptHistory(kept.sequences + added.sequences, kept.messages + added.messages)
-        with _lock:
-            KEPT[key] = kept
-            KEPT.move_to_end(key)
-            while len(KEPT) > KEPT_MAX:
-                KEPT.popitem(last=False)
-    return kept.messages[: bisect_left(kept.sequences, before.sequence)]
+        cached = CachedHistory(
+            cached.sequences + added.sequences,
+            cached.messages + added.messages,
+            cached.size + added.size,
+        )
+        HISTORY_CACHE.put(key, cached)
+    return cached.messages[: bisect_left(cached.sequences, before.sequence)]

@@ -93,7 +93,6 @@ class AnthropicStream(StreamParser):
 
 class AnthropicAdapter(RequestsAdapter):
     adapter_name = "anthropic"
-    label = "Anthropic Messages"
     provider_name = "Anthropic"
     default_base_url = "https://api.anthropic.com"
     stream_parser_class = AnthropicStream

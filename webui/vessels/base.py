@@ -14,21 +14,22 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from webui.prompt.types import (
     HistoryMessage,
     Prompt,
-    ToolCall,
     ToolDefinition,
     ToolRound,
     ToolUse,
 )
-from webui.text.lone_surrogates import lone_surrogate_path
 from webui.vessels.encoding import EncodedMessage
 from webui.vessels.errors import VesselError, unencodable_text_error
 from webui.vessels.key_env import api_key_env_problem
+from webui.vessels.replies import StructuredReply as StructuredReply
+from webui.vessels.replies import VesselReply as VesselReply
+from webui.vessels.replies import normalised_usage as normalised_usage
+from webui.vessels.replies import reply_lone_surrogate_path
 from webui.vessels.streaming import Framing, ReplyDone, StreamEvent, StreamParser, TextDelta
 
 if TYPE_CHECKING:
@@ -36,28 +37,6 @@ if TYPE_CHECKING:
 
 #: One message (or input item, or content turn) in a provider's request.
 Message = dict[str, Any]
-
-
-def normalised_usage(
-    *,
-    input_tokens: int = 0,
-    output_tokens: int = 0,
-    cached_input_tokens: int = 0,
-    cache_write_tokens: int = 0,
-) -> dict[str, int]:
-    """Usage in the one shape the host stores, whatever the provider called its fields.
-
-    ``input_tokens`` is the whole prompt, cached part included (Anthropic reports the uncached
-    remainder, so its adapter adds the cache reads and writes back in); ``cached_input_tokens`` is
-    the part the provider read from its prompt cache, ``cache_write_tokens`` the part this call
-    wrote to it (only Anthropic reports one; 0 elsewhere).
-    """
-    return {
-        "input_tokens": int(input_tokens or 0),
-        "output_tokens": int(output_tokens or 0),
-        "cached_input_tokens": int(cached_input_tokens or 0),
-        "cache_write_tokens": int(cache_write_tokens or 0),
-    }
 
 
 def parse_json_arguments(arguments: Any) -> dict[str, Any]:
@@ -77,43 +56,11 @@ def parse_json_arguments(arguments: Any) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {"_unparsed": arguments}
 
 
-@dataclass(frozen=True)
-class VesselReply:
-    """What one vessel call gave back: text, tool calls (possibly both) and normalised usage."""
-
-    text: str
-    tool_calls: tuple[ToolCall, ...] = ()
-    usage: dict[str, int] = field(default_factory=normalised_usage)
-
-
-def reply_lone_surrogate_path(reply: VesselReply) -> str | None:
-    """Where ``reply``'s text or tool calls hold a lone surrogate ("its text", "tool call 0
-    (input/query)"), or ``None``."""
-    if lone_surrogate_path(reply.text):
-        return "its text"
-    for index, call in enumerate(reply.tool_calls):
-        found = lone_surrogate_path({"id": call.id, "name": call.name, "input": call.input})
-        if found:
-            return f"tool call {index} ({found})"
-    return None
-
-
-@dataclass(frozen=True)
-class StructuredReply:
-    """A structured-mode answer: the parsed JSON object, the text it came from, and usage."""
-
-    data: dict[str, Any]
-    text: str
-    usage: dict[str, int]
-
-
 class VesselAdapter(ABC):
     """One provider's way of being called. Subclasses live one per module in this package."""
 
     #: The ``Vessel.adapter`` value this class serves; the registry files the class under it.
     adapter_name: ClassVar[str]
-    #: How the vessel form names the adapter (the ``Vessel.adapter`` choice's label).
-    label: ClassVar[str]
     #: The provider's name in messages people read.
     provider_name: ClassVar[str] = "The vessel"
     #: Whether the vessel needs an API key from the environment variable named on the vessel.

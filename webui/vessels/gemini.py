@@ -67,7 +67,6 @@ class GeminiStream(StreamParser):
 
 class GeminiAdapter(RequestsAdapter):
     adapter_name = "gemini"
-    label = "Google Gemini"
     provider_name = "Gemini"
     default_base_url = "https://generativelanguage.googleapis.com"
     stream_parser_class = GeminiStream

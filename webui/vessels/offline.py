@@ -113,7 +113,6 @@ class OfflineAdapter(VesselAdapter):
     """A vessel that answers on this machine, the same way every time."""
 
     adapter_name = "offline"
-    label = "Offline (no network)"
     requires_api_key = False
     # It answers a structured request with the schema's first example: nothing is judged.
     reasons = False

@@ -52,7 +52,6 @@ class OllamaStream(StreamParser):
 
 class OllamaAdapter(ChatRolesAdapter):
     adapter_name = "ollama"
-    label = "Ollama"
     provider_name = "Ollama"
     default_base_url = "http://127.0.0.1:11434"
     requires_api_key = False

@@ -148,7 +148,6 @@ class ChatRolesAdapter(RequestsAdapter):
 
 class OpenAIAdapter(ChatRolesAdapter):
     adapter_name = "openai"
-    label = "OpenAI Chat Completions"
     provider_name = "OpenAI"
     default_base_url = "https://api.openai.com/v1"
     stream_parser_class: ClassVar[type[StreamParser] | None] = ChatCompletionStream

@@ -10,7 +10,6 @@ from webui.vessels.openai import OpenAIAdapter
 
 class OpenAICompatibleAdapter(OpenAIAdapter):
     adapter_name = "openai_compatible"
-    label = "OpenAI-compatible server"
     provider_name = "The OpenAI-compatible server"
     default_base_url = None
     requires_api_key = False

@@ -90,7 +90,6 @@ class ResponsesStream(StreamParser):
 
 class OpenAIResponsesAdapter(OpenAIAdapter):
     adapter_name = "openai_responses"
-    label = "OpenAI Responses"
     provider_name = "OpenAI"
     stream_parser_class = ResponsesStream
     system_key = "instructions"

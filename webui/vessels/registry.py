@@ -1,16 +1,19 @@
 """The adapters this installation provides, filed under the ``Vessel.adapter`` value each serves.
 
-Each adapter class names itself (``adapter_name``, with a ``label`` for the vessel form); the
-registry and the ``Vessel.adapter`` choices are both built from :data:`ADAPTERS`, so adding a
-provider is one module and one line here.
+Each adapter class names itself (``adapter_name``); the ``Vessel.adapter`` choices are the names
+and labels in :mod:`webui.vessels.names`, a leaf the model reads without importing any adapter.
+This module refuses to load when the two lists disagree.
 """
 
 from typing import TYPE_CHECKING
+
+from django.core.exceptions import ImproperlyConfigured
 
 from webui.vessels.anthropic import AnthropicAdapter
 from webui.vessels.base import VesselAdapter
 from webui.vessels.errors import VesselConfigurationError
 from webui.vessels.gemini import GeminiAdapter
+from webui.vessels.names import ADAPTER_LABELS
 from webui.vessels.offline import OfflineAdapter
 from webui.vessels.ollama import OllamaAdapter
 from webui.vessels.openai import OpenAIAdapter
@@ -37,9 +40,11 @@ ADAPTER_CLASSES: dict[str, type[VesselAdapter]] = {
 }
 
 
-def adapter_choices() -> list[tuple[str, str]]:
-    """``(value, label)`` for each adapter, in order: the ``Vessel.adapter`` field's choices."""
-    return [(adapter.adapter_name, adapter.label) for adapter in ADAPTERS]
+if list(ADAPTER_CLASSES) != list(ADAPTER_LABELS):
+    raise ImproperlyConfigured(
+        f"The adapters {list(ADAPTER_CLASSES)} and the adapter names {list(ADAPTER_LABELS)} "
+        "(webui/vessels/names.py) must be the same, in the same order."
+    )
 
 
 def build_adapter(vessel: "Vessel") -> VesselAdapter:

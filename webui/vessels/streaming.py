@@ -19,7 +19,7 @@ from webui.text.lone_surrogates import lone_surrogate_path
 from webui.vessels.errors import VesselError, unencodable_text_error
 
 if TYPE_CHECKING:
-    from webui.vessels.base import VesselReply
+    from webui.vessels.replies import VesselReply
 
 #: How a streamed body is cut into records: server-sent events, or one JSON object a line.
 Framing = Literal["sse", "ndjson"]

@@ -12,6 +12,7 @@ import unicodedata
 from django.db import transaction
 
 from webui.models import Conversation
+from webui.turns.history import drop_cached_history
 from webui.turns.lock import TurnBusy, claim_turn, release_turn
 
 #: Longest title, in characters (the column's length).
@@ -62,6 +63,8 @@ def delete_conversation(*, conversation: Conversation) -> None:
     The conversation's turn lock is taken first, so no turn can start (or be running) while it
     goes: a running turn makes this raise :class:`ConversationError` (``turn_in_progress``, the
     running turn's id in ``details``) and nothing is deleted. A delete that fails frees the lock.
+    What this process cached of the conversation's history goes with it (other processes drop
+    theirs once it has been idle, :mod:`webui.turns.history`).
     """
     try:
         lock = claim_turn(conversation)
@@ -77,3 +80,4 @@ def delete_conversation(*, conversation: Conversation) -> None:
     except Exception:
         release_turn(lock)  # the conversation stays, and takes turns again at once
         raise
+    drop_cached_history(conversation.pk)
