@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 import responses
-from _provider_cache import TOKEN_BYTES, ProviderCache, tokens
+from _provider_cache import ADAPTERS, MODELS, TOKEN_BYTES, ProviderCache, tokens
 from _report import figure
 
 TOOL_EVERY = 5
@@ -176,7 +176,6 @@ def run_adapter(adapter: str, model: str, household: dict[str, Any], turns: int,
 def ledger_figures(turns: int, *, section: str) -> None:
     """Print and report the ledger figure for every adapter."""
     from _setup import configure_memory, household
-    from prompt_cache import ADAPTERS, MODELS
 
     from reference_engine import ReferenceEngine
 

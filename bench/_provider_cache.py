@@ -28,6 +28,27 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+#: The seven adapters both prompt-cache figures run, in the order they are printed.
+ADAPTERS = (
+    "anthropic",
+    "openai",
+    "openai_responses",
+    "gemini",
+    "ollama",
+    "openai_compatible",
+    "offline",
+)
+#: The model each adapter's vessel names here: it decides prices and minimum lengths.
+MODELS = {
+    "anthropic": "claude-sonnet-4-6",
+    "openai": "gpt-5",
+    "openai_responses": "gpt-5",
+    "gemini": "gemini-2.5-flash",
+    "ollama": "llama3.2",
+    "openai_compatible": "local-model",
+    "offline": "offline-1",
+}
+
 TOKEN_BYTES = 4
 SLOT_PREFIX = "Current time:"
 SYSTEM_ROLES = {"system", "developer"}

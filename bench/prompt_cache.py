@@ -31,29 +31,10 @@ import json
 import statistics
 from typing import Any
 
-from _provider_cache import ProviderCache
+from _provider_cache import ADAPTERS, MODELS, ProviderCache
 from _report import figure
 from _setup import ROOT, setup_django
 
-ADAPTERS = (
-    "anthropic",
-    "openai",
-    "openai_responses",
-    "gemini",
-    "ollama",
-    "openai_compatible",
-    "offline",
-)
-#: The model each adapter's vessel names here: it decides prices and minimum lengths.
-MODELS = {
-    "anthropic": "claude-sonnet-4-6",
-    "openai": "gpt-5",
-    "openai_responses": "gpt-5",
-    "gemini": "gemini-2.5-flash",
-    "ollama": "llama3.2",
-    "openai_compatible": "local-model",
-    "offline": "offline-1",
-}
 ORDER_WORDS = "tools, then system, then messages; cache markers removed; on the bytes sent"
 SECTION = "Prompt cache"
 
