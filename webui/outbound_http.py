@@ -3,7 +3,7 @@
 ``requests`` timeouts bound each socket operation, not the call: a server that drips one byte a
 second never trips a read timeout. :func:`exchange` reads whatever has arrived after each wait and
 checks the clock and the size each time, so the deadline holds for the whole body.
-:func:`open_stream` is the same call for an answer read as it arrives (a streamed reply): the same
+:func:`open_stream` is the same call for a response read as it arrives (a streamed reply): the same
 checks run after each piece, and the caller can stop and close at any point. Each caller has
 an :class:`OutgoingSession` that names its role (in the ``User-Agent`` and the logs) and refuses a
 call without a timeout; redirects are never followed and ``urllib3`` never retries, because a retry
@@ -32,7 +32,7 @@ CHUNK_BYTES = 16 * 1024
 
 
 class OutgoingFailure(Exception):
-    """No usable answer came back; the subclass says why, the text never quotes a header."""
+    """No usable response came back; the subclass says why, the text never quotes a header."""
 
 
 class DeadlineExceeded(OutgoingFailure):
@@ -48,7 +48,7 @@ class BodyTooLarge(OutgoingFailure):
 
 
 class Unreachable(OutgoingFailure):
-    """No connection could be made, or it broke while the answer arrived."""
+    """No connection could be made, or it broke while the response arrived."""
 
 
 class RequestNotMade(OutgoingFailure):
@@ -84,8 +84,9 @@ class OutgoingSession(requests.Session):
 
 
 @dataclass(frozen=True)
-class Answer:
-    """What the server sent back, read in full: any status, 3xx included (never followed)."""
+class ReadResponse:
+    """What the server sent back, read in full within the call's bounds: any status, 3xx included
+    (never followed)."""
 
     status: int
     reason: str
@@ -107,8 +108,8 @@ def wire_failures() -> Iterator[None]:
         raise RequestNotMade(type(exc).__name__) from None
 
 
-class StreamedAnswer:
-    """An answer whose status and headers have come and whose body is read as it arrives.
+class StreamedResponse:
+    """A response whose status and headers have come and whose body is read as it arrives.
 
     :meth:`chunks` gives the body piece by piece, checking the deadline and the size cap after
     each piece, so a consumer can act on each piece while the rest is on its way. :meth:`close`
@@ -129,7 +130,7 @@ class StreamedAnswer:
         declared = self.headers.get("Content-Length")
         if declared and declared.isdigit() and int(declared) > self.max_bytes:
             raise BodyTooLarge(
-                f"the answer declares {declared} bytes, over the cap of {self.max_bytes}"
+                f"the response declares {declared} bytes, over the cap of {self.max_bytes}"
             )
         size = 0
         while True:
@@ -140,10 +141,10 @@ class StreamedAnswer:
                 return
             size += len(chunk)
             if size > self.max_bytes:
-                raise BodyTooLarge(f"the answer passed the cap of {self.max_bytes} bytes")
+                raise BodyTooLarge(f"the response passed the cap of {self.max_bytes} bytes")
             yield chunk
             if time.monotonic() > self.deadline_at:
-                raise DeadlineExceeded("the answer was still arriving at the deadline")
+                raise DeadlineExceeded("the response was still arriving at the deadline")
 
     def read(self) -> bytes:
         """The rest of the body, within the deadline and the cap."""
@@ -163,18 +164,18 @@ class CallBounds(TypedDict):
     headers: Mapping[str, str]
     connect_timeout: float
     read_timeout: float
-    #: The monotonic time by which the whole answer must have come.
+    #: The monotonic time by which the whole response must have come.
     deadline_at: float
     max_bytes: int
 
 
 def open_stream(
     session: OutgoingSession, method: str, url: str, **call: Unpack[CallBounds]
-) -> StreamedAnswer:
+) -> StreamedResponse:
     """Send one request and return as soon as its status and headers are in, by ``deadline_at``
     (monotonic); the body, of at most ``max_bytes``, is the caller's to read and close.
 
-    The timeouts are cut to the time left; raises an :class:`OutgoingFailure` when no answer came.
+    The timeouts are cut to the time left; raises an :class:`OutgoingFailure` when no response came.
     """
     remaining = call["deadline_at"] - time.monotonic()
     if remaining <= 0:
@@ -192,20 +193,24 @@ def open_stream(
     logger.debug(
         "%s: %s %s answered HTTP %d", session.role, method, url.split("?")[0], response.status_code
     )
-    return StreamedAnswer(response, deadline_at=call["deadline_at"], max_bytes=call["max_bytes"])
+    return StreamedResponse(response, deadline_at=call["deadline_at"], max_bytes=call["max_bytes"])
 
 
-def exchange(session: OutgoingSession, method: str, url: str, **call: Unpack[CallBounds]) -> Answer:
-    """One request and its whole answer by ``deadline_at`` (monotonic), within ``max_bytes``.
+def exchange(
+    session: OutgoingSession, method: str, url: str, **call: Unpack[CallBounds]
+) -> ReadResponse:
+    """One request and its whole response by ``deadline_at`` (monotonic), within ``max_bytes``.
 
-    The timeouts are cut to the time left; raises an :class:`OutgoingFailure` when no answer came.
+    The timeouts are cut to the time left; raises an :class:`OutgoingFailure` when no response came.
     """
-    answer = open_stream(session, method, url, **call)
+    streamed = open_stream(session, method, url, **call)
     try:
-        body = answer.read()
+        body = streamed.read()
     finally:
-        answer.close()
-    return Answer(status=answer.status, reason=answer.reason, headers=answer.headers, body=body)
+        streamed.close()
+    return ReadResponse(
+        status=streamed.status, reason=streamed.reason, headers=streamed.headers, body=body
+    )
 
 
 def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:

@@ -208,7 +208,7 @@ def _milliseconds_since(started: float) -> int:
 
 
 def _engine_answer(
-    answer: outbound_http.Answer, data: Any, *, latency_ms: int, request_id: str
+    answer: outbound_http.ReadResponse, data: Any, *, latency_ms: int, request_id: str
 ) -> EngineAnswer:
     """A 2xx as an ``ok`` answer with its data; a 4xx as absent (``http_<status>``), data kept."""
     if answer.status >= 400:
@@ -240,7 +240,7 @@ def _exchange(
     deadline_at: float,
     request_id: str,
     extra_headers: dict[str, str],
-) -> tuple[outbound_http.Answer, Any]:
+) -> tuple[outbound_http.ReadResponse, Any]:
     """One HTTP exchange and its usable JSON; raises :class:`EngineFailure` for any failure."""
     version_header, version = CONTRACT_HEADER
     headers = {
@@ -293,7 +293,7 @@ def wrong_shape_detail(error: jsonschema.ValidationError) -> str:
     return f"The engine's answer has the wrong shape at {where} (rule: {error.validator})."
 
 
-def _usable_data(answer: outbound_http.Answer, *, schema: dict[str, Any] | None) -> Any:
+def _usable_data(answer: outbound_http.ReadResponse, *, schema: dict[str, Any] | None) -> Any:
     """The answer's JSON, checked; :class:`EngineFailure` for a 3xx, a 5xx or an unusable 2xx.
 
     A 4xx is an answer: its body is kept when it is usable JSON and dropped (``None``) when not.

@@ -18,6 +18,7 @@ from webui.models import Conversation, Message, VaultSnapshot, Vessel, VesselCal
 from webui.prompt.types import HistoryMessage, Prompt, ToolRound, ToolUse
 from webui.text.canonical import canonical_bytes
 from webui.turns.events import Delta, StopSignal
+from webui.turns.history import drop_cached_history
 from webui.turns.service import TurnError, outcome_of, retry_turn, run_turn, stream_turn
 from webui.vessels import registry
 from webui.vessels.registry import adapter_for
@@ -241,10 +242,10 @@ def test_an_old_conversation_pinning_an_unchanged_disclosure_is_no_drift(
 
 def test_an_edited_message_is_drift_in_history(two_turns: Conversation) -> None:
     first = two_turns.messages.order_by("sequence").first()
-    # Saved through the model, as any edit must be: history is kept per process (webui.turns.history),
-    # and a row saved again is read afresh.
-    first.content = "edited afterwards"
-    first.save()
+    # Nothing in the app edits a row; one edited behind its back (SQL) is read by any process
+    # that has not cached this history yet, as this one has not once its cache is dropped.
+    Message.objects.filter(pk=first.pk).update(content="edited afterwards")
+    drop_cached_history(two_turns.pk)
 
     run_turn(conversation=two_turns, text="again")
 
@@ -332,7 +333,7 @@ def test_a_ledger_row_that_cannot_be_written_costs_the_turn_nothing(
 
     assert result.assistant_message.content.startswith("(offline)")
     assert Message.objects.filter(conversation=conversation).count() == 2
-    assert "could not keep a call" in caplog.text
+    assert "could not save a call" in caplog.text
 
 
 def test_a_prefix_that_cannot_be_read_costs_the_turn_nothing(

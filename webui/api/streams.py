@@ -186,7 +186,7 @@ def retry_event_stream(
     *, conversation: Conversation, user_message: Message | None
 ) -> StreamingHttpResponse:
     """``POST .../retry/`` as an event stream: answer ``user_message`` (or the newest unanswered
-    one) again, continuing from the tool rounds an earlier attempt kept."""
+    one) again, continuing from the tool rounds an earlier attempt saved."""
     return event_stream_response(
         stream_turn(conversation=conversation, user_message=user_message, streamed=True)
     )

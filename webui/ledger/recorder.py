@@ -160,7 +160,7 @@ class TurnLedger:
         round_index: int,
         stopped: bool = False,
     ) -> VesselCall | None:
-        """The row for the call just made with ``prompt`` and ``tools`` (unsaved: :func:`keep`
+        """The row for the call just made with ``prompt`` and ``tools`` (unsaved: :func:`save_ledger_row`
         saves it with the call's round or reply), drift found and logged; ``None`` if the prefix
         could not be read, which is logged and costs the turn nothing."""
         try:
@@ -221,7 +221,7 @@ class TurnLedger:
         )
 
 
-def keep(row: VesselCall | None) -> None:
+def save_ledger_row(row: VesselCall | None) -> None:
     """Save ``row`` in the caller's transaction, in a savepoint of its own, so a failure to write
     it is logged and never undoes the round or the reply it is saved with."""
     if row is None:
@@ -231,5 +231,5 @@ def keep(row: VesselCall | None) -> None:
             row.save()
     except DatabaseError:
         logger.exception(
-            "The cache ledger could not keep a call of conversation %s", row.conversation_id
+            "The cache ledger could not save a call of conversation %s", row.conversation_id
         )

@@ -94,7 +94,7 @@ class Message(models.Model):
 
 
 class TurnRound(models.Model):
-    """A tool round of a turn whose reply is not saved yet, kept as soon as the round finished.
+    """A tool round of a turn whose reply is not saved yet, saved as soon as the round finished.
 
     A later round's failure leaves these rows, and the retry replays them to the vessel instead of
     running their tools again. The reply's save moves them onto the assistant row and deletes

@@ -18,14 +18,14 @@ from typing import Any, ClassVar, TypeVar
 
 from webui.conf import webui_settings
 from webui.outbound_http import (
-    Answer,
     BodyTooLarge,
     CallBounds,
     DeadlineExceeded,
     OutgoingFailure,
     OutgoingSession,
+    ReadResponse,
     RequestNotMade,
-    StreamedAnswer,
+    StreamedResponse,
     Unreachable,
     exchange,
     full_jitter_delay,
@@ -195,35 +195,37 @@ class RequestsAdapter(VesselAdapter):
                 tries += 1
 
     def post_once(self, request: dict[str, Any], *, deadline_at: float) -> Any:
-        """One POST within the vessel's timeouts, the deadline and the size cap; its JSON answer."""
+        """One POST within the vessel's timeouts, the deadline and the size cap; its JSON response."""
         with self.wire_errors():
-            answer = exchange(
+            response = exchange(
                 SESSION,
                 "POST",
                 self.endpoint(request),
                 **self.call_bounds(request, accept="application/json", deadline_at=deadline_at),
             )
-        return self.answer_body(answer)
+        return self.response_json(response)
 
     def open_stream_once(
         self, request: dict[str, Any], *, deadline_at: float, framing: Framing
-    ) -> tuple[StreamedAnswer, Iterator[bytes]]:
-        """One POST for a streamed answer, kept open once its body has begun: the answer and its
-        body (first piece included) as it arrives. An error status raises as :meth:`send` would."""
+    ) -> tuple[StreamedResponse, Iterator[bytes]]:
+        """One POST for a streamed response, kept open once its body has begun: the response and
+        its body (first piece included) as it arrives. An error status raises as :meth:`send` would."""
         bounds = self.call_bounds(request, accept=STREAM_ACCEPT[framing], deadline_at=deadline_at)
         with self.wire_errors():
-            answer = open_stream(SESSION, "POST", self.stream_endpoint(request), **bounds)
+            response = open_stream(SESSION, "POST", self.stream_endpoint(request), **bounds)
         try:
             with self.wire_errors():
-                if answer.status >= 300:
-                    body = answer.read()
-                    self.answer_body(Answer(answer.status, answer.reason, answer.headers, body))
-                chunks = answer.chunks()
+                if response.status >= 300:
+                    body = response.read()
+                    self.response_json(
+                        ReadResponse(response.status, response.reason, response.headers, body)
+                    )
+                chunks = response.chunks()
                 first = next(chunks, b"")
         except BaseException:
-            answer.close()
+            response.close()
             raise
-        return answer, self.rest_of_body(first, chunks)
+        return response, self.rest_of_body(first, chunks)
 
     def call_bounds(
         self, request: dict[str, Any], *, accept: str, deadline_at: float
@@ -270,27 +272,28 @@ class RequestsAdapter(VesselAdapter):
         except OutgoingFailure as failure:
             raise self.transport_error(failure) from failure
 
-    def answer_body(self, answer: Answer) -> Any:
-        """The JSON of a 2xx answer; a :class:`VesselError` for any other status or a non-JSON body."""
+    def response_json(self, response: ReadResponse) -> Any:
+        """The JSON of a 2xx response; a :class:`VesselError` for any other status or a non-JSON
+        body."""
         try:
-            body = json.loads(answer.body) if answer.body else None
+            body = json.loads(response.body) if response.body else None
         except ValueError:
             body = None
-        if answer.status >= 300:
+        if response.status >= 300:
             message, provider_code = self.error_message(body) if body is not None else (None, None)
-            detail = str(message or "") or body_excerpt(answer.body) or answer.reason
+            detail = str(message or "") or body_excerpt(response.body) or response.reason
             raise error_for_status(
-                status=answer.status,
-                message=f"{self.provider_name} answered HTTP {answer.status}: {detail}",
+                status=response.status,
+                message=f"{self.provider_name} answered HTTP {response.status}: {detail}",
                 provider_code=provider_code,
-                retry_after=retry_after_seconds(answer.headers.get("Retry-After")),
+                retry_after=retry_after_seconds(response.headers.get("Retry-After")),
             )
         if body is None:
             raise VesselError(
                 f"{self.provider_name} answered with a body that is not JSON: "
-                f"{body_excerpt(answer.body)!r}",
+                f"{body_excerpt(response.body)!r}",
                 code="bad_response",
-                status=answer.status,
+                status=response.status,
             )
         return body
 
