@@ -29,8 +29,8 @@ class FailingAdapter(VesselAdapter):
             provider_code="overloaded_error",
         )
 
-    def with_json_mode(self, request: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        return request
+    def json_mode_fields(self, request: Any, schema: Any, schema_name: str) -> dict[str, Any]:
+        return {}
 
     def parse_response(self, response: Any, *, prompt: Prompt) -> VesselReply:  # pragma: no cover
         raise AssertionError
@@ -50,8 +50,8 @@ class ToolHungryAdapter(VesselAdapter):
         type(self).calls += 1
         return request
 
-    def with_json_mode(self, request: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        return request
+    def json_mode_fields(self, request: Any, schema: Any, schema_name: str) -> dict[str, Any]:
+        return {}
 
     def parse_response(self, response: Any, *, prompt: Prompt) -> VesselReply:
         call = ToolCall(

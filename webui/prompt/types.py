@@ -63,6 +63,17 @@ class ToolUse:
             data["meta"] = self.meta
         return data
 
+    @classmethod
+    def from_dict(cls, record: dict[str, Any]) -> "ToolUse":
+        """A stored tool use (``Message.tool_uses`` shape, :meth:`as_dict`) as a prompt holds it."""
+        return cls(
+            id=record["id"],
+            name=record["name"],
+            input=record.get("input", {}),
+            output=record.get("output"),
+            meta=record.get("meta") or {},
+        )
+
 
 @dataclass(frozen=True)
 class ToolRound:

@@ -70,16 +70,7 @@ def history_message(
     """A stored row's values as the adapters replay it; tool rounds rebuilt in recorded order."""
     if role == "user":
         return HistoryMessage(id=str(id), role="user", text=content)
-    uses = {
-        use["id"]: ToolUse(
-            id=use["id"],
-            name=use["name"],
-            input=use.get("input", {}),
-            output=use.get("output"),
-            meta=use.get("meta") or {},
-        )
-        for use in tool_uses
-    }
+    uses = {use["id"]: ToolUse.from_dict(use) for use in tool_uses}
     replayed = []
     for recorded in rounds:
         replayed.append(

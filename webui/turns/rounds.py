@@ -1,4 +1,4 @@
-"""Tool rounds between the vessel and the assistant row: kept as each finishes (a
+"""Tool rounds between the vessel and the assistant row: saved as each finishes (a
 :class:`~webui.models.TurnRound` per round), replayed on a retry, and recorded on the reply.
 
 A round saved here has the exact values the assistant row will hold (inputs and outputs settled
@@ -14,21 +14,10 @@ from webui.prompt.types import ToolRound, ToolUse
 from webui.text.canonical import without_nul
 
 
-def tool_use_from_record(record: dict[str, Any]) -> ToolUse:
-    """A stored tool use (``Message.tool_uses`` shape) as the prompt carries it."""
-    return ToolUse(
-        id=record["id"],
-        name=record["name"],
-        input=record.get("input", {}),
-        output=record.get("output"),
-        meta=record.get("meta") or {},
-    )
-
-
 def save_tool_round(
     *, user_message: Message, index: int, tool_round: ToolRound, usage: dict[str, int]
 ) -> None:
-    """Keep round ``index`` of the turn answering ``user_message``, with the usage of the vessel
+    """Save round ``index`` of the turn answering ``user_message``, with the usage of the vessel
     call that asked for it. A second save of the same round raises ``IntegrityError``."""
     TurnRound.objects.create(
         user_message=user_message,
@@ -47,7 +36,7 @@ def saved_tool_rounds(user_message: Message) -> list[tuple[ToolRound, dict[str, 
         (
             ToolRound(
                 text=row.text,
-                tool_uses=tuple(tool_use_from_record(use) for use in row.tool_uses),
+                tool_uses=tuple(ToolUse.from_dict(use) for use in row.tool_uses),
             ),
             row.usage,
         )

@@ -155,13 +155,8 @@ class AnthropicAdapter(RequestsAdapter):
             results.append(result)
         return [{"role": "user", "content": results}]
 
-    def with_json_mode(
-        self, request: dict[str, Any], *, schema: dict[str, Any], schema_name: str
-    ) -> dict[str, Any]:
-        return {**request, "output_config": {"format": {"type": "json_schema", "schema": schema}}}
-
-    def stream_request(self, request: dict[str, Any]) -> dict[str, Any]:
-        return {**request, "stream": True}
+    def json_mode_fields(self, request: Message, schema: Message, schema_name: str) -> Message:
+        return {"output_config": {"format": {"type": "json_schema", "schema": schema}}}
 
     def parse_response(self, response: Any, *, prompt: Prompt) -> VesselReply:
         texts, calls = [], []

@@ -150,8 +150,9 @@ class VesselAdapter(ABC):
 
     def stream_request(self, request: dict[str, Any]) -> dict[str, Any]:
         """``request`` (from :meth:`build_request`) asking for a streamed answer: the same
-        request plus only the provider's stream switch, so its bytes otherwise stay the same."""
-        raise NotImplementedError(f"{type(self).__name__} does not stream")
+        request plus only the provider's stream switch (``"stream": true`` unless an adapter says
+        otherwise), so its bytes otherwise stay the same."""
+        return {**request, "stream": True}
 
     def send_stream(
         self, request: dict[str, Any], *, framing: Framing
@@ -182,11 +183,16 @@ class VesselAdapter(ABC):
     def build_request(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
         """The provider's request body, built deterministically from the prompt."""
 
-    @abstractmethod
     def with_json_mode(
         self, request: dict[str, Any], *, schema: dict[str, Any], schema_name: str
     ) -> dict[str, Any]:
-        """``request`` asking for a JSON answer that follows ``schema`` (the provider's JSON mode)."""
+        """``request`` asking for a JSON answer that follows ``schema`` (the provider's JSON mode):
+        the same request plus :meth:`json_mode_fields`."""
+        return {**request, **self.json_mode_fields(request, schema, schema_name)}
+
+    @abstractmethod
+    def json_mode_fields(self, request: Message, schema: Message, schema_name: str) -> Message:
+        """The top-level fields that switch the provider's JSON mode on for ``schema``."""
 
     @abstractmethod
     def send(self, request: dict[str, Any]) -> Any:

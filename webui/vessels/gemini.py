@@ -133,15 +133,13 @@ class GeminiAdapter(RequestsAdapter):
             responses.append({"functionResponse": response})
         return [{"role": "user", "parts": responses}]
 
-    def with_json_mode(
-        self, request: dict[str, Any], *, schema: dict[str, Any], schema_name: str
-    ) -> dict[str, Any]:
+    def json_mode_fields(self, request: Message, schema: Message, schema_name: str) -> Message:
         config = {
             **request["generationConfig"],
             "responseMimeType": "application/json",
             "responseJsonSchema": schema,
         }
-        return {**request, "generationConfig": config}
+        return {"generationConfig": config}
 
     def parse_response(self, response: Any, *, prompt: Prompt) -> VesselReply:
         candidates = response.get("candidates") or []

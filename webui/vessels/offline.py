@@ -149,10 +149,8 @@ class OfflineAdapter(VesselAdapter):
         ]
         return [{"role": "tool", "content": results}]
 
-    def with_json_mode(
-        self, request: dict[str, Any], *, schema: dict[str, Any], schema_name: str
-    ) -> dict[str, Any]:
-        return {**request, "response_format": {"name": schema_name, "schema": schema}}
+    def json_mode_fields(self, request: Message, schema: Message, schema_name: str) -> Message:
+        return {"response_format": {"name": schema_name, "schema": schema}}
 
     def send(self, request: dict[str, Any]) -> dict[str, Any]:
         """Answer ``request`` on this machine, deterministically."""

@@ -60,9 +60,6 @@ class OllamaAdapter(ChatRolesAdapter):
     def endpoint(self, request: dict[str, Any]) -> str:
         return f"{self.base_url}/api/chat"
 
-    def stream_request(self, request: dict[str, Any]) -> dict[str, Any]:
-        return {**request, "stream": True}
-
     def build_request(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": self.vessel.model,
@@ -88,10 +85,8 @@ class OllamaAdapter(ChatRolesAdapter):
             for use in tool_uses
         ]
 
-    def with_json_mode(
-        self, request: dict[str, Any], *, schema: dict[str, Any], schema_name: str
-    ) -> dict[str, Any]:
-        return {**request, "format": schema}
+    def json_mode_fields(self, request: Message, schema: Message, schema_name: str) -> Message:
+        return {"format": schema}
 
     def parse_response(self, response: Any, *, prompt: Prompt) -> VesselReply:
         message = response.get("message") or {}

@@ -190,11 +190,8 @@ class OpenAIAdapter(ChatRolesAdapter):
             for use in tool_uses
         ]
 
-    def with_json_mode(
-        self, request: dict[str, Any], *, schema: dict[str, Any], schema_name: str
-    ) -> dict[str, Any]:
+    def json_mode_fields(self, request: Message, schema: Message, schema_name: str) -> Message:
         return {
-            **request,
             "response_format": {
                 "type": "json_schema",
                 "json_schema": {"name": schema_name, "schema": schema, "strict": True},

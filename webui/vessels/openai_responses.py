@@ -156,11 +156,8 @@ class OpenAIResponsesAdapter(OpenAIAdapter):
             for use in tool_uses
         ]
 
-    def with_json_mode(
-        self, request: dict[str, Any], *, schema: dict[str, Any], schema_name: str
-    ) -> dict[str, Any]:
+    def json_mode_fields(self, request: Message, schema: Message, schema_name: str) -> Message:
         return {
-            **request,
             "text": {
                 "format": {
                     "type": "json_schema",
