@@ -92,16 +92,9 @@ def load(url: str, clients: int, total: int) -> tuple[float, list[float], dict[i
     return time.perf_counter() - started, latencies, statuses
 
 
-def main() -> None:
-    args = arguments(__doc__.splitlines()[0], requests=(320, 32), workers=(4, 2))
-    env = {
-        "PIPPA_MEMORY_BRAIN_SECRET": SECRET,
-        "PIPPA_MEMORY_BRAIN_RATE": "1000000/min",
-        "PIPPA_MEMORY_URL": "",
-    }
-    database = setup_django(database=args.database, label="brain", **env)
-    household()
-    own = vessel_seconds()
+def start_gunicorn(*, workers: int, env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    """gunicorn serving the site on a free loopback port with ``env``; the process and the brain
+    door's URL."""
     probe = socket.socket()
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
@@ -113,7 +106,7 @@ def main() -> None:
             "gunicorn",
             "webui.wsgi",
             "-w",
-            str(args.workers),
+            str(workers),
             "-b",
             f"127.0.0.1:{port}",
             "--log-level",
@@ -123,11 +116,24 @@ def main() -> None:
         env={
             **os.environ,
             **env,
-            "DATABASE_URL": database,
             "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
         },
     )
     url = f"http://127.0.0.1:{port}/api/memory/brain/"
+    return server, url
+
+
+def main() -> None:
+    args = arguments(__doc__.splitlines()[0], requests=(320, 32), workers=(4, 2))
+    env = {
+        "PIPPA_MEMORY_BRAIN_SECRET": SECRET,
+        "PIPPA_MEMORY_BRAIN_RATE": "1000000/min",
+        "PIPPA_MEMORY_URL": "",
+    }
+    database = setup_django(database=args.database, label="brain", **env)
+    household()
+    own = vessel_seconds()
+    server, url = start_gunicorn(workers=args.workers, env={**env, "DATABASE_URL": database})
     try:
         import requests
 

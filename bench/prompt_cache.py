@@ -74,7 +74,7 @@ def built_requests(adapter_name: str, turns: int, *, pinned: bool) -> tuple[Any,
     from pippa_memory.pins.pinning import render_block
     from pippa_memory.turn.tool import MEMORY_TOOL
     from webui.models import Vessel
-    from webui.prompt.types import HistoryMessage, Prompt, ToolRound, ToolUse
+    from webui.prompt.types import HistoryMessage, Prompt
     from webui.prompt.vault import read_vault
     from webui.vessels.registry import build_adapter
 
@@ -108,28 +108,32 @@ def built_requests(adapter_name: str, turns: int, *, pinned: bool) -> tuple[Any,
         bodies.append(
             sent_bytes(adapter, adapter.build_request(prompt=prompt, tools=[MEMORY_TOOL]))
         )
-        rounds: tuple[ToolRound, ...] = ()
-        if turn % 5 == 0:
-            use = ToolUse(
-                id=f"call_{turn}",
-                name="memory",
-                input={"verb": "recall", "text": "weekend"},
-                output={
-                    "match": "exact",
-                    "items": [{"text": "Picnic on Saturday.", "at": "2026-12-01T10:00:00Z"}],
-                },
-            )
-            rounds = (ToolRound(text="", tool_uses=(use,)),)
-        history.append(HistoryMessage(id=f"m{turn}", role="user", text=user))
-        history.append(
-            HistoryMessage(
-                id=f"a{turn}",
-                role="assistant",
-                text=f"Reply {turn}: the plans are going well. " * 3,
-                rounds=rounds,
-            )
-        )
+        history.extend(turn_history(turn, user))
     return adapter, bodies
+
+
+def turn_history(turn: int, user: str) -> list[Any]:
+    """Turn ``turn`` as the next turn's history: the user's message and the reply, with a recall
+    round every fifth turn."""
+    from webui.prompt.types import HistoryMessage, ToolRound, ToolUse
+
+    rounds: tuple[ToolRound, ...] = ()
+    if turn % 5 == 0:
+        use = ToolUse(
+            id=f"call_{turn}",
+            name="memory",
+            input={"verb": "recall", "text": "weekend"},
+            output={
+                "match": "exact",
+                "items": [{"text": "Picnic on Saturday.", "at": "2026-12-01T10:00:00Z"}],
+            },
+        )
+        rounds = (ToolRound(text="", tool_uses=(use,)),)
+    reply = f"Reply {turn}: the plans are going well. " * 3
+    return [
+        HistoryMessage(id=f"m{turn}", role="user", text=user),
+        HistoryMessage(id=f"a{turn}", role="assistant", text=reply, rounds=rounds),
+    ]
 
 
 def anthropic_cost(adapter: Any, bodies: list[bytes]) -> tuple[float, float, int, int]:

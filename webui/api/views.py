@@ -1,6 +1,5 @@
 """API views: thin, each one call into the turn service or a query."""
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
@@ -33,7 +32,7 @@ from webui.models import Conversation, Message
 from webui.turns.lock import request_stop
 from webui.turns.service import TurnError, retry_turn, run_turn
 from webui.web.conversations import ConversationError, delete_conversation, rename_conversation
-from webui.web.selectors import SEARCH_MAX_CHARS, conversations_for, listed_conversations_for
+from webui.web.selectors import SEARCH_MAX_CHARS, conversation_for, listed_conversations_for
 
 TURN_REPLY = inline_serializer(
     "TurnReply",
@@ -122,9 +121,7 @@ class ConversationDetailView(APIView):
     serializer_class = ConversationSerializer
 
     def own(self, request: Request, conversation_id: str) -> Conversation:
-        return get_object_or_404(
-            conversations_for(request.user).select_related("soul", "vessel"), pk=conversation_id
-        )
+        return conversation_for(request.user, conversation_id, "soul", "vessel")
 
     @extend_schema(responses={200: ConversationSerializer, **errors(403, 404)})
     def get(self, request: Request, conversation_id: str) -> Response:
@@ -165,7 +162,7 @@ class MessageListView(APIView):
 
     @extend_schema(responses={200: MessageSerializer(many=True), **errors(403, 404)})
     def get(self, request: Request, conversation_id: str) -> Response:
-        conversation = get_object_or_404(conversations_for(request.user), pk=conversation_id)
+        conversation = conversation_for(request.user, conversation_id)
         messages = list(conversation.messages.select_related("vessel").order_by("sequence"))
         return Response(serialized_messages(conversation, messages))
 
@@ -174,10 +171,7 @@ class MessageListView(APIView):
         responses={201: TURN_REPLY, **errors(400, 403, 404, 409, 413, 415, 502, 503)},
     )
     def post(self, request: Request, conversation_id: str) -> Response:
-        conversation = get_object_or_404(
-            conversations_for(request.user).select_related("soul", "vessel", "viewer"),
-            pk=conversation_id,
-        )
+        conversation = conversation_for(request.user, conversation_id, "soul", "vessel", "viewer")
         serializer = SendMessageSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         if wants_event_stream(request):
@@ -212,10 +206,7 @@ class RetryView(APIView):
         responses={201: TURN_REPLY, **errors(400, 403, 404, 409, 502, 503)},
     )
     def post(self, request: Request, conversation_id: str) -> Response:
-        conversation = get_object_or_404(
-            conversations_for(request.user).select_related("soul", "vessel", "viewer"),
-            pk=conversation_id,
-        )
+        conversation = conversation_for(request.user, conversation_id, "soul", "vessel", "viewer")
         serializer = RetrySerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         message_id = serializer.validated_data.get("message")
@@ -239,7 +230,7 @@ class StopView(APIView):
         responses={202: StopSerializer, **errors(400, 403, 404, 409, 413, 415)},
     )
     def post(self, request: Request, conversation_id: str) -> Response:
-        conversation = get_object_or_404(conversations_for(request.user), pk=conversation_id)
+        conversation = conversation_for(request.user, conversation_id)
         serializer = StopSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         turn_id = str(serializer.validated_data["turn_id"])

@@ -6,6 +6,7 @@ from datetime import date, timedelta
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Max, Q, QuerySet
 from django.db.models.functions import Coalesce
+from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.formats import date_format
 
@@ -19,6 +20,17 @@ SEARCH_MAX_CHARS = 200
 def conversations_for(user: AbstractBaseUser) -> QuerySet[Conversation]:
     """The chats ``user`` started; unattended runs and other members' chats are not theirs."""
     return Conversation.objects.filter(viewer=user, kind=Conversation.Kind.CHAT)
+
+
+def conversation_for(
+    user: AbstractBaseUser, conversation_id: object, *related: str
+) -> Conversation:
+    """``user``'s own chat ``conversation_id``, with the ``related`` rows it is read with;
+    :class:`~django.http.Http404` for anyone else's, staff's too."""
+    rows = conversations_for(user)
+    if related:
+        rows = rows.select_related(*related)
+    return get_object_or_404(rows, pk=conversation_id)
 
 
 def listed_conversations_for(user: AbstractBaseUser, *, query: str = "") -> QuerySet[Conversation]:

@@ -34,7 +34,7 @@ from webui.web.forms import (
     WakeSoulForm,
 )
 from webui.web.selectors import (
-    conversations_for,
+    conversation_for,
     grouped_by_day,
     listed_conversations_for,
     memory_plugin_installed,
@@ -70,9 +70,7 @@ def conversation_new(request: HttpRequest) -> HttpResponse:
 
 def own_conversation(request: HttpRequest, conversation_id: str) -> Conversation:
     """The viewer's own chat ``conversation_id``; 404 for anyone else's, staff's too."""
-    return get_object_or_404(
-        conversations_for(request.user).select_related("soul", "vessel"), pk=conversation_id
-    )
+    return conversation_for(request.user, conversation_id, "soul", "vessel")
 
 
 def temporary_notice(conversation: Conversation) -> str | None:
