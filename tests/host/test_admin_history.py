@@ -169,7 +169,6 @@ def test_view_on_site_is_offered_exactly_where_the_account_has_a_page(
         SiteLink("a ledger row", world.vessel_call, root, None),
         SiteLink("a user", member, root, None),
         SiteLink("a group", world.group, root, None),
-        SiteLink("a task result", world.task_result, root, None),
         SiteLink("a login attempt", world.login_attempt, root, None),
         SiteLink("a login", world.login_log, root, None),
         SiteLink("a failed login", world.login_failure, root, None),
