@@ -15,7 +15,7 @@ from django.test import Client
 from standardwebhooks import Webhook
 
 from pippa_memory.models import BrainCall
-from tests.host.vessel_kits import AnthropicKit
+from provider_doubles import AnthropicKit
 from webui.models import Soul, Vessel
 
 pytestmark = pytest.mark.django_db

@@ -16,8 +16,8 @@ from django.utils import timezone
 from pippa_memory.models import OutboxEvent
 from pippa_memory.outbox.delivery import deliver_turn_event
 from pippa_memory.outbox.events import sweep_outbox
+from provider_doubles import ALL_KITS, kit_vessel
 from reference_engine import ReferenceEngine
-from tests.host.vessel_kits import ALL_KITS, kit_vessel
 from webui.models import Conversation, Message
 from webui.turns.service import run_turn
 
