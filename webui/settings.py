@@ -49,6 +49,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before anything reads the request: a NUL where a member can type is a 400, never a 500.
+    "webui.web.nul_guard.RefuseNulMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -169,6 +171,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # A PATCH body's schema is the full one: its fields are required (a rename needs its title).
+    "COMPONENT_SPLIT_PATCH": False,
 }
 
 # Background tasks (django-tasks): the database backend on one machine (`manage.py db_worker`), or
