@@ -299,7 +299,8 @@ class BrainCallAdmin(ReadOnlyAdmin):
     def answer_withheld(self, call: BrainCall) -> str:
         if call.response_body is None:
             return "No answer stored."
-        return BRAIN_ANSWER_WITHHELD.format(**json_size(call.response_body))
+        text = call.response_body
+        return BRAIN_ANSWER_WITHHELD.format(size=len(text.encode()), sha256=sha256_of(text))
 
     @admin.display(description="attempts")
     def attempt_outcomes(self, call: BrainCall) -> str:

@@ -43,6 +43,12 @@ DEFAULTS: dict[str, Any] = {
     "BRAIN_MAX_BODY_BYTES": 256 * 1024,
     "BRAIN_RATE": "120/min",
     "BRAIN_UNSIGNED_RATE": "30/min",
+    # Seconds one brain call may take in all (every vessel and repair included), calls one process
+    # runs at once (past it: 503 with Retry-After), and the lease a running call holds its
+    # webhook-id by (renewed while it runs; a killed call's id is free again once it lapses).
+    "BRAIN_DEADLINE": 45.0,
+    "BRAIN_MAX_CONCURRENT": 4,
+    "BRAIN_LEASE_SECONDS": 15.0,
     # Turn-event delivery: seconds one delivery may take, full-jitter backoff between attempts
     # (uniform(0, min(max, base * 2**attempts)), a Retry-After wins), and how long an event is
     # retried before it is dead.

@@ -277,7 +277,12 @@ class BrainCall(models.Model):
     model = models.CharField(max_length=200, blank=True)
     outcome = models.CharField(max_length=30, choices=Outcome.choices)
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
-    response_body = models.JSONField(null=True, blank=True)
+    # The answer exactly as the first call sent it (JSON text; a NUL is its escape, "\\u0000"),
+    # so a replay returns the same bytes.
+    response_body = models.TextField(null=True, blank=True)  # noqa: DJ001 (null: no answer kept)
+    # While running: until when the call holds its webhook-id (renewed as it runs; lapsed means
+    # the process that held it is gone, and a replay may run it again).
+    lease_until = models.DateTimeField(null=True, blank=True)
     repaired = models.BooleanField(default=False)
     # Every vessel attempt, in order: vessel, model, outcome ("answered" or "failed", with the
     # error code and message), usage; the answered one also says repaired and synthetic.
