@@ -59,10 +59,12 @@ DEFAULTS: dict[str, Any] = {
     # Seconds past the delivery timeout before a claimed attempt may be tried by another worker.
     "OUTBOX_LEASE_MARGIN": 30.0,
     # The delivery worker (`memory_outbox deliver`): seconds between its looks for due events
-    # while no commit rings it, where commits ring it ("host:port" of a UDP datagram; empty:
-    # never, polling only), events claimed per batch, and delivery threads.
+    # while no commit rings it, how commits ring it (pippa_memory/outbox/doorbell.py: on
+    # PostgreSQL always LISTEN/NOTIFY; elsewhere "auto", a Unix socket named after the database,
+    # or "host:port" of a UDP datagram; empty: never, polling only), events claimed per batch,
+    # and delivery threads.
     "OUTBOX_POLL_INTERVAL": 1.0,
-    "OUTBOX_WAKE_ADDRESS": "127.0.0.1:8766",
+    "OUTBOX_WAKE_ADDRESS": "auto",
     "OUTBOX_BATCH_SIZE": 20,
     "OUTBOX_WORKER_THREADS": 2,
     # Retention (`manage.py prune`, daily from the scheduler): days before brain-door audit rows,

@@ -422,28 +422,6 @@ def test_a_crash_between_commit_and_ring_is_found_by_the_sweep(
     assert sweep_outbox() == 0
 
 
-def test_a_commit_rings_the_worker_after_it_and_only_then(
-    conversation: Conversation, django_capture_on_commit_callbacks: Any, configure: Any
-) -> None:
-    import socket
-
-    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.settimeout(5)
-    configure(OUTBOX_WAKE_ADDRESS=f"127.0.0.1:{listener.getsockname()[1]}")
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            assistant_row(conversation)
-            listener.setblocking(False)
-            with pytest.raises(BlockingIOError):
-                listener.recv(64)  # nothing before the commit
-            listener.settimeout(5)
-
-        assert listener.recv(64) == b"outbox"
-    finally:
-        listener.close()
-
-
 def test_a_claimed_delivery_is_not_taken_twice(
     memory_on: ReferenceEngine, conversation: Conversation
 ) -> None:

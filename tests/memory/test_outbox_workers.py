@@ -75,7 +75,7 @@ def wait_until_listening(worker: subprocess.Popen[str], *, timeout: float = 60.0
     """The worker's first line, once it says it runs (and hears rings); fails the test if not."""
     ready, _, _ = select.select([worker.stdout], [], [], timeout)
     line = worker.stdout.readline() if ready else ""
-    if "woken at" not in line:
+    if "woken by" not in line:
         worker.kill()
         pytest.fail(f"the worker did not start listening for rings: {line}{worker.stdout.read()}")
     return line
