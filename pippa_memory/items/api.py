@@ -158,14 +158,16 @@ class ItemListView(APIView):
         query.is_valid(raise_exception=True)
         soul, user = query.validated_data["soul"], request.user
         try:
-            listing = services.list_items(
+            listing = services.fetch_items_page(
                 soul=soul,
                 user=user,
                 q=query.validated_data.get("q", ""),
                 cursor=query.validated_data.get("cursor", ""),
             )
             members = (
-                services.member_counts(soul=soul, user=user) if services.may_manage(user) else None
+                services.fetch_member_counts(soul=soul, user=user)
+                if services.may_manage(user)
+                else None
             )
         except services.MemoryRefusal as refusal:
             return refusal_response(refusal)

@@ -20,6 +20,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from pippa_memory.engine.members import member_id
 from pippa_memory.items import services
 from pippa_memory.items.turn_links import own_turn_urls
 from pippa_memory.models import MemberPreference, Scope
@@ -93,10 +94,10 @@ def memory_page(request: HttpRequest) -> HttpResponse:
     }
     if soul is not None:
         try:
-            listing = services.list_items(soul=soul, user=request.user, q=q, cursor=cursor)
+            listing = services.fetch_items_page(soul=soul, user=request.user, q=q, cursor=cursor)
             context.update(rows=item_rows(request, listing), next=listing.next)
             if context["may_manage"]:
-                context["members"] = services.member_counts(soul=soul, user=request.user)
+                context["members"] = services.fetch_member_counts(soul=soul, user=request.user)
         except services.MemoryRefusal as refusal:
             context["unavailable"] = refusal.message
     return render(request, "pippa_memory/memory_page.html", context)
@@ -111,7 +112,7 @@ def forget_item(request: HttpRequest, item_id: str) -> HttpResponse:
         raise Http404("No such soul.")
     if request.method == "GET":
         try:
-            item = services.item_for(soul=soul, user=request.user, item_id=item_id)
+            item = services.fetch_item(soul=soul, viewer=member_id(request.user), item_id=item_id)
         except services.MemoryRefusal as refusal:
             refusal_to_page(refusal)
             messages.error(request, f"Nothing was forgotten. {refusal.message}")

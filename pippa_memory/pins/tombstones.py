@@ -7,7 +7,7 @@ the block would ride that conversation for life. So every forget, forget-member 
 first records an :class:`~pippa_memory.models.ItemTombstone` per item, in its own committed
 transaction, *before* the engine is asked; and the pin step checks a block's items against the
 tombstones that apply to its viewer, both before it stores the block and again once its pin is
-committed (:mod:`pippa_memory.pins.pinning`). Of the two orders, either the check sees the tombstone
+committed (:mod:`pippa_memory.pins.head`). Of the two orders, either the check sees the tombstone
 (and the block is refused), or the pin was committed before the tombstone, and so before the
 forget's scan, which then re-pins it.
 

@@ -45,19 +45,19 @@ def record_ask(*, conversation: Conversation, ask_id: str, question: str) -> Non
         conversation.set_extension_flag(QUESTIONS_OUT, raised=True)
 
 
-def ready_answers(conversation: Conversation, *, budget: float) -> list[dict[str, Any]]:
+def fetch_ready_answers(conversation: Conversation, *, budget: float) -> list[dict[str, Any]]:
     """Answers ready for ``conversation``; empty when there are none or the engine is absent."""
     if budget <= 0 or not has_questions_out(conversation):
         return []
-    answer = call_engine(
+    outcome = call_engine(
         "GET",
         f"/v1/conversations/{conversation.id}/answers",
         schema=contract.ANSWERS,
         budget=budget,
     )
-    if not answer.ok:
+    if not outcome.ok:
         return []
-    return answer.data["answers"]
+    return outcome.data["answers"]
 
 
 def slot_text(answers: list[dict[str, Any]]) -> str:
