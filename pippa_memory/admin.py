@@ -31,12 +31,9 @@ from webui.admin.conversations import ConversationSiteLink
 from webui.admin.read_only import ReadOnlyRecordAdmin
 from webui.models import Conversation
 
-ReadOnlyAdmin = ReadOnlyRecordAdmin
-"""Records are written by the system; staff holding the model's view permission read them."""
-
 
 @admin.register(PinRecord)
-class PinRecordAdmin(ReadOnlyAdmin):
+class PinRecordAdmin(ReadOnlyRecordAdmin):
     list_display = [
         "created_at",
         "conversation",
@@ -72,7 +69,7 @@ def shows_block_text(request: HttpRequest, viewer: str) -> bool:
 
 
 @admin.register(MemoryBlock)
-class MemoryBlockAdmin(ReadOnlyAdmin):
+class MemoryBlockAdmin(ReadOnlyRecordAdmin):
     list_display = ["soul", "revision", "viewer", "sha256", "fetched_at"]
     list_filter = ["soul", "fetched_at"]
     fields = ["soul", "revision", "viewer", "sha256", "fetched_at", "items", "text"]
@@ -99,7 +96,7 @@ class RepinForm(forms.Form):
 
 
 @admin.register(ConversationPin)
-class ConversationPinAdmin(ConversationSiteLink, ReadOnlyAdmin):
+class ConversationPinAdmin(ConversationSiteLink, ReadOnlyRecordAdmin):
     list_display = ["__str__", "soul", "viewer", "kind", "pinned_head", "pinned_at"]
     list_filter = ["soul", "kind", "pinned_at"]
     search_fields = ["id", "title"]
@@ -195,7 +192,7 @@ def json_size(value: Any) -> dict[str, Any]:
 
 
 @admin.register(OutboxEvent)
-class OutboxEventAdmin(ReadOnlyAdmin):
+class OutboxEventAdmin(ReadOnlyRecordAdmin):
     list_display = [
         "created_at",
         "id",
@@ -261,7 +258,7 @@ class OutboxEventAdmin(ReadOnlyAdmin):
 
 
 @admin.register(BrainCall)
-class BrainCallAdmin(ReadOnlyAdmin):
+class BrainCallAdmin(ReadOnlyRecordAdmin):
     list_display = [
         "created_at",
         "role",

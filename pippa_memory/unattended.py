@@ -34,7 +34,7 @@ def pin_absent(
 def attach(
     conversation: Conversation, *, source: str, revision: str, text: str, latency: int | None
 ) -> dict[str, Any]:
-    """Keep the run's bundle or brief and pin the conversation to its revision (for life, as any
+    """Store the run's bundle or brief and pin the conversation to its revision (for life, as any
     pin): it stands in the memory block's place at the run's turn."""
     text = without_nul(text)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()

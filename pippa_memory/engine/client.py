@@ -169,7 +169,7 @@ def call_engine(
 
 
 def _not_callable(request_id: str) -> EngineOutcome | None:
-    """The absent answer for a call that must not be made at all (memory off, no engine URL)."""
+    """The absent outcome for a call that must not be made at all (memory off, no engine URL)."""
     if not memory_settings.ENABLED:
         return EngineOutcome.absent(
             "memory_disabled", "Memory is switched off.", request_id=request_id
@@ -184,7 +184,7 @@ def _not_callable(request_id: str) -> EngineOutcome | None:
 def _absent_after(
     failure: EngineFailure, *, call: str, started: float, request_id: str
 ) -> EngineOutcome:
-    """The absent answer for a ``failure`` (one the breaker counted), logged with the request id."""
+    """The absent outcome for a ``failure`` (one the breaker counted), logged with the request id."""
     logger.warning(
         "Memory engine %s failed (%s): %s [request %s]",
         call,
@@ -208,7 +208,7 @@ def _milliseconds_since(started: float) -> int:
 def _outcome_of(
     answer: outbound_http.Answer, data: Any, *, latency_ms: int, request_id: str
 ) -> EngineOutcome:
-    """A 2xx as an ``ok`` answer with its data; a 4xx as absent (``http_<status>``), data kept."""
+    """A 2xx as an ``ok`` outcome with its data; a 4xx as absent (``http_<status>``), data kept."""
     if answer.status >= 400:
         return EngineOutcome.absent(
             f"http_{answer.status}",

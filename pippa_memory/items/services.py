@@ -202,7 +202,8 @@ def _soul_path(soul: Soul, *parts: str) -> str:
     return "/".join([f"/v1/souls/{quote(soul.slug, safe='')}", *(quote(p, safe="") for p in parts)])
 
 
-def _engine(method: str, path: str, *, schema: dict[str, Any], body: Any = None) -> Any:
+def _ask_engine(method: str, path: str, *, schema: dict[str, Any], body: Any = None) -> Any:
+    """The data of the engine's usable answer; :class:`MemoryRefusal` for anything else."""
     outcome = call_engine(method, path, body=body, schema=schema)
     if not outcome.ok:
         raise refused(outcome)
@@ -233,7 +234,7 @@ def _change(
     """Ask the engine for a change whose tombstones are already recorded
     (:mod:`pippa_memory.pins.tombstones`); if it refuses, nothing changed, and they are withdrawn."""
     try:
-        return _engine(method, path, schema=schema, body=body)
+        return _ask_engine(method, path, schema=schema, body=body)
     except MemoryRefusal:
         tombstones.withdraw_tombstones(tombstone_ids)
         raise
@@ -254,7 +255,9 @@ def fetch_items_page(
     query = {"viewer": member_id(user), "q": q, "limit": str(limit)}
     if cursor:
         query["cursor"] = cursor
-    data = _engine("GET", f"{_soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS)
+    data = _ask_engine(
+        "GET", f"{_soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS
+    )
     visible = visible_items(soul=soul, viewer=member_id(user), items=data["items"])
     items = [MemoryItem.from_engine(item) for item in visible]
     return ItemsPage(items=items, next=data["next"], revision=data["revision"])
@@ -264,7 +267,7 @@ def fetch_member_counts(*, soul: Soul, user: AbstractBaseUser) -> list[MemberCou
     """For a manager: each member's count of private items, never their text."""
     if not may_manage(user):
         raise MemoryRefusal(code=NOT_YOURS, message="Only a memory manager sees this.", status=403)
-    data = _engine("GET", _soul_path(soul, "members"), schema=contract.MEMBERS)
+    data = _ask_engine("GET", _soul_path(soul, "members"), schema=contract.MEMBERS)
     return [
         MemberCount(member=m["member"], name=m["name"], private_items=m["private_items"])
         for m in data["members"]
@@ -277,7 +280,7 @@ def walk_items(*, soul: Soul, viewer: str) -> Iterator[dict[str, Any]]:
     cursor = ""
     for _ in range(FIND_PAGES):
         query = {"viewer": viewer, "limit": "100", **({"cursor": cursor} if cursor else {})}
-        data = _engine(
+        data = _ask_engine(
             "GET", f"{_soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS
         )
         yield from visible_items(soul=soul, viewer=viewer, items=data["items"])
@@ -348,7 +351,7 @@ def change_scope(*, soul: Soul, user: AbstractBaseUser, item_id: str, scope: str
     stones = []
     if scope == "private" and item.scope != "private":
         stones = tombstones.record_tombstones(
-            soul=soul, item_ids={item.id}, keep_for_viewer=member_id(user)
+            soul=soul, item_ids={item.id}, spared_viewer=member_id(user)
         )
     path = _soul_path(soul, "items", item.id)
     data = _change("PATCH", path, schema=contract.RESCOPED, body=body, tombstone_ids=stones)

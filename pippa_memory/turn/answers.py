@@ -37,7 +37,7 @@ def has_questions_out(conversation: Conversation) -> bool:
 
 
 def record_ask(*, conversation: Conversation, ask_id: str, question: str) -> None:
-    """Keep an ask the engine took, and raise the conversation's :data:`QUESTIONS_OUT`, together."""
+    """Record an ask the engine took, and raise the conversation's :data:`QUESTIONS_OUT`, together."""
     with transaction.atomic():
         PendingAsk.objects.get_or_create(
             ask_id=ask_id, defaults={"conversation": conversation, "question": question}
@@ -71,7 +71,7 @@ def slot_text(answers: list[dict[str, Any]]) -> str:
 def record_delivery(
     conversation: Conversation, answers: list[dict[str, Any]], *, reply: Message
 ) -> int:
-    """Keep each answer with the reply whose slot carried it, in the reply's transaction; an
+    """Record each answer with the reply whose slot carried it, in the reply's transaction; an
     answer that rides again (its acknowledgement failed) stays with the first reply. Returns how
     many were recorded."""
     recorded = 0

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import requests
 from django.utils import timezone
 
 from pippa_memory.items import services
@@ -17,7 +18,7 @@ from pippa_memory.pins.tombstones import record_tombstones
 from reference_engine import ReferenceEngine
 from webui.models import Conversation
 
-from .household_memory import add_memory
+from .household_memory import HEADERS, add_memory
 
 pytestmark = pytest.mark.django_db
 
@@ -159,6 +160,31 @@ def test_a_stored_block_holding_a_tombstoned_item_is_repinned_as_forgotten_at_a_
     assert revision not in (None, "r-old")
     assert reason == records.FORGOTTEN
     assert SECRET not in turn_block.pinned_block(bobs)
+
+
+def test_a_cached_block_holding_a_tombstoned_item_is_repinned_as_forgotten_at_a_later_turn(
+    memory_on: ReferenceEngine, user: Any, bob: Any, make_conversation: Any
+) -> None:
+    forgotten = add_memory(memory_on, SECRET, by=user)
+    bobs = make_conversation(viewer=bob)
+    turn_block.settle_turn_pin(bobs)
+    assert SECRET in turn_block.pinned_block(bobs)
+    assert turn_block.RENDERED.get(turn_block.rendered_key(bobs)) is not None  # kept warm
+    # A forget the engine applied but whose answer never came back: its tombstone stays, and no
+    # re-pin was requested, so only the check of the cached block stands between it and the prompt.
+    record_tombstones(soul=bobs.soul, item_ids={forgotten})
+    gone = requests.delete(
+        f"{memory_on.url}/v1/souls/pippa/items/{forgotten}?viewer={user.pk}",
+        headers=HEADERS,
+        timeout=5,
+    )
+    assert gone.status_code == 200, gone.text
+
+    cause = turn_block.settle_turn_pin(bobs, later_turn=True)
+
+    revision, reason = the_pin(bobs)
+    assert (cause, reason) == (records.FORGOTTEN, records.FORGOTTEN)
+    assert SECRET not in (turn_block.pinned_block(bobs) or "")
 
 
 def test_a_forget_the_engine_refuses_withdraws_its_tombstone(
