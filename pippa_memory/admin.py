@@ -25,17 +25,15 @@ from pippa_memory.models import (
     sha256_of,
 )
 from pippa_memory.outbox.events import make_due
-from pippa_memory.pins.pinning import request_repin, stored_block
+from pippa_memory.pins.blocks import stored_block
+from pippa_memory.pins.records import request_repin
 from webui.admin.conversations import ConversationSiteLink
 from webui.admin.read_only import ReadOnlyRecordAdmin
 from webui.models import Conversation
 
-ReadOnlyAdmin = ReadOnlyRecordAdmin
-"""Records are written by the system; staff holding the model's view permission read them."""
-
 
 @admin.register(PinRecord)
-class PinRecordAdmin(ReadOnlyAdmin):
+class PinRecordAdmin(ReadOnlyRecordAdmin):
     list_display = [
         "created_at",
         "conversation",
@@ -71,7 +69,7 @@ def shows_block_text(request: HttpRequest, viewer: str) -> bool:
 
 
 @admin.register(MemoryBlock)
-class MemoryBlockAdmin(ReadOnlyAdmin):
+class MemoryBlockAdmin(ReadOnlyRecordAdmin):
     list_display = ["soul", "revision", "viewer", "sha256", "fetched_at"]
     list_filter = ["soul", "fetched_at"]
     fields = ["soul", "revision", "viewer", "sha256", "fetched_at", "items", "text"]
@@ -98,7 +96,7 @@ class RepinForm(forms.Form):
 
 
 @admin.register(ConversationPin)
-class ConversationPinAdmin(ConversationSiteLink, ReadOnlyAdmin):
+class ConversationPinAdmin(ConversationSiteLink, ReadOnlyRecordAdmin):
     list_display = ["__str__", "soul", "viewer", "kind", "pinned_head", "pinned_at"]
     list_filter = ["soul", "kind", "pinned_at"]
     search_fields = ["id", "title"]
@@ -194,7 +192,7 @@ def json_size(value: Any) -> dict[str, Any]:
 
 
 @admin.register(OutboxEvent)
-class OutboxEventAdmin(ReadOnlyAdmin):
+class OutboxEventAdmin(ReadOnlyRecordAdmin):
     list_display = [
         "created_at",
         "id",
@@ -260,7 +258,7 @@ class OutboxEventAdmin(ReadOnlyAdmin):
 
 
 @admin.register(BrainCall)
-class BrainCallAdmin(ReadOnlyAdmin):
+class BrainCallAdmin(ReadOnlyRecordAdmin):
     list_display = [
         "created_at",
         "role",
@@ -275,7 +273,7 @@ class BrainCallAdmin(ReadOnlyAdmin):
     list_filter = ["role", "outcome", "soul", "vessel", "created_at"]
     date_hierarchy = "created_at"
     search_fields = ["request_id", "webhook_id"]
-    # The answer and the attempts' messages are not shown to anyone: the engine may have asked the
+    # The response and the attempts' messages are not shown to anyone: the engine may have asked the
     # vessel to assemble a block from a member's private items, and the row keeps no viewer.
     fields = [
         "request_id",
@@ -290,24 +288,24 @@ class BrainCallAdmin(ReadOnlyAdmin):
         "repaired",
         "latency_ms",
         "created_at",
-        "answer_withheld",
+        "response_withheld",
         "attempt_outcomes",
     ]
     readonly_fields = fields
 
-    @admin.display(description="answer")
-    def answer_withheld(self, call: BrainCall) -> str:
+    @admin.display(description="response")
+    def response_withheld(self, call: BrainCall) -> str:
         if call.response_body is None:
-            return "No answer stored."
+            return "No response stored."
         text = call.response_body
-        return BRAIN_ANSWER_WITHHELD.format(size=len(text.encode()), sha256=sha256_of(text))
+        return RESPONSE_WITHHELD.format(size=len(text.encode()), sha256=sha256_of(text))
 
     @admin.display(description="attempts")
     def attempt_outcomes(self, call: BrainCall) -> str:
         return "; ".join(attempt_label(attempt) for attempt in call.attempts) or "none"
 
 
-BRAIN_ANSWER_WITHHELD = (
+RESPONSE_WITHHELD = (
     "Withheld: it may hold a member's private memories. {size} bytes, sha256 {sha256}."
 )
 

@@ -55,12 +55,12 @@ class MemoryBlock(models.Model):
 class ItemTombstone(models.Model):
     """An item a member asked to forget (or made private), recorded before the engine is asked, so
     that a block the engine rendered before the change is never pinned. Ids only, never text.
-    ``keep_for_viewer``: the owner of an item made private, whose own blocks may still hold it;
+    ``spared_viewer``: the owner of an item made private, whose own blocks may still hold it;
     blank for a forget (no block may hold it)."""
 
     soul = models.ForeignKey(Soul, on_delete=models.CASCADE, related_name="item_tombstones")
     item_id = models.CharField(max_length=200)
-    keep_for_viewer = models.CharField(max_length=64, blank=True, default="")
+    spared_viewer = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
@@ -69,7 +69,7 @@ class ItemTombstone(models.Model):
 
     def __str__(self) -> str:
         return f"{self.soul} {self.item_id}" + (
-            f" kept for {self.keep_for_viewer}" if self.keep_for_viewer else ""
+            f", private to {self.spared_viewer}" if self.spared_viewer else ""
         )
 
 

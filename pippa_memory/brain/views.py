@@ -377,7 +377,7 @@ class BrainDoorView(APIView):
             call.role = str(body.get("role", "")).replace("\x00", "")[:20]
             call.soul = str(body.get("soul", "")).replace("\x00", "")[:50]
         try:
-            answer = run_judgement(
+            judgement = run_judgement(
                 body, deadline_at=time.monotonic() + memory_settings.BRAIN_DEADLINE
             )
         except BrainFailure as failure:
@@ -388,18 +388,19 @@ class BrainDoorView(APIView):
                 error_body(failure.code, failure.message, failure.details),
                 outcome,
             )
-        call.vessel, call.model, call.repaired = answer.vessel, answer.model, answer.repaired
-        call.attempts = json_roundtrip(answer.attempts())
+        call.vessel, call.model = judgement.vessel, judgement.model
+        call.repaired = judgement.repaired
+        call.attempts = json_roundtrip(judgement.attempts())
         reply = {
             "role": body["role"],
-            "output": answer.output,
-            "vessel": answer.vessel,
-            "model": answer.model,
-            "usage": answer.usage,
+            "output": judgement.output,
+            "vessel": judgement.vessel,
+            "model": judgement.model,
+            "usage": judgement.usage,
             "request_id": call.request_id,
-            "repaired": answer.repaired,
-            "synthetic": answer.synthetic,
-            "attempts": list(answer.failed_before),
+            "repaired": judgement.repaired,
+            "synthetic": judgement.synthetic,
+            "attempts": list(judgement.failed_before),
         }
         return finish(200, reply, BrainCall.Outcome.ANSWERED)
 

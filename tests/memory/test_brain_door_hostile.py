@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 
 from pippa_memory.brain import views
-from pippa_memory.brain.service import BrainAnswer
+from pippa_memory.brain.service import Judgement
 from pippa_memory.models import BrainCall
 from webui.models import Vessel
 
@@ -124,7 +124,7 @@ def test_a_body_past_djangos_own_cap_is_a_413_with_an_audit_row(
 def test_an_unexpected_failure_is_a_500_in_the_doors_shape_and_the_row_ends_failed(
     offline: Vessel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(body: Any, *, deadline_at: float) -> BrainAnswer:
+    def broken(body: Any, *, deadline_at: float) -> Judgement:
         raise KeyError("something nobody planned for")
 
     monkeypatch.setattr(views, "run_judgement", broken)
@@ -145,7 +145,7 @@ def test_an_unexpected_failure_is_a_500_in_the_doors_shape_and_the_row_ends_fail
 def test_an_answer_that_cannot_be_stored_still_ends_the_row_failed(
     offline: Vessel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    answer = BrainAnswer(
+    answer = Judgement(
         output={"choice": "tea\ud800"},
         vessel="offline",
         model="m",

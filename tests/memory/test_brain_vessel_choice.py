@@ -46,7 +46,7 @@ def fail_with(rsps: Any, kind: str) -> None:
 
 
 @responses.activate
-def test_a_named_vessel_that_answers_non_json_twice_is_the_doors_502_not_the_offline_answer(
+def test_a_named_vessel_that_answers_non_json_twice_is_the_doors_502_not_the_offline_output(
     claude: Vessel,
     offline: Vessel,
 ) -> None:

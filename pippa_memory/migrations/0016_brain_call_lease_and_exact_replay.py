@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("pippa_memory", "0014_outbox_fewer_indexes"),
+        ("pippa_memory", "0015_tombstone_spared_viewer"),
     ]
 
     operations = [
