@@ -1,7 +1,7 @@
 """The second figure of ``prompt_cache.py``: real turns on each adapter against a provider double
 that reports cached tokens as that provider does, and the cache ledger read back.
 
-The provider's answers are the shapes the contract tests use (``tests/host/vessel_kits.py``,
+The provider's answers are the shapes the contract tests use (``provider_doubles/``,
 served through ``responses``); only their usage is the double's (``_provider_cache``), written into
 the fields each provider reports it in. The offline vessel answers itself; its usage gets the
 double's automatic prefix cache too. Ollama reports only the tokens it evaluated, so the ledger
@@ -57,7 +57,7 @@ def with_usage(adapter: str, body: dict[str, Any], seen: Any, output: int) -> di
 
 def serve(rsps: responses.RequestsMock, kit: Any, cache: ProviderCache) -> None:
     """Answer ``kit``'s endpoint as the contract tests do, with the double's usage."""
-    from tests.host.vessel_kits import brain
+    from provider_doubles import brain
 
     counter = [0]
 
@@ -147,12 +147,12 @@ def make_vessel(kit: Any, adapter: str, model: str) -> Any:
 
 def run_adapter(adapter: str, model: str, household: dict[str, Any], turns: int, engine: str):
     """One adapter's conversation against its double; the chat and its family's minimum."""
-    from tests.host import vessel_kits
+    import provider_doubles
     from webui.ledger.prices import cache_price
     from webui.vessels.offline import OfflineAdapter
     from webui.vessels.registry import build_adapter
 
-    kit = {k().adapter: k for k in vessel_kits.ALL_KITS}[adapter]()
+    kit = {k().adapter: k for k in provider_doubles.ALL_KITS}[adapter]()
     if adapter == "gemini":
         model = kit.model  # its endpoint names the model
     vessel = make_vessel(kit, adapter, model)

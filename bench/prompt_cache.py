@@ -71,7 +71,7 @@ def common_prefix(a: bytes, b: bytes) -> int:
 
 def built_requests(adapter_name: str, turns: int, *, pinned: bool) -> tuple[Any, list[bytes]]:
     """The adapter and the bodies it would send on each of ``turns`` turns."""
-    from pippa_memory.pins.pinning import render_block
+    from pippa_memory.pins.blocks import render_block
     from pippa_memory.turn.tool import MEMORY_TOOL
     from webui.models import Vessel
     from webui.prompt.types import HistoryMessage, Prompt

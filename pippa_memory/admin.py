@@ -25,7 +25,8 @@ from pippa_memory.models import (
     sha256_of,
 )
 from pippa_memory.outbox.events import make_due
-from pippa_memory.pins.pinning import request_repin, stored_block
+from pippa_memory.pins.blocks import stored_block
+from pippa_memory.pins.records import request_repin
 from webui.admin.conversations import ConversationSiteLink
 from webui.admin.read_only import ReadOnlyRecordAdmin
 from webui.models import Conversation
@@ -272,7 +273,7 @@ class BrainCallAdmin(ReadOnlyRecordAdmin):
     list_filter = ["role", "outcome", "soul", "vessel", "created_at"]
     date_hierarchy = "created_at"
     search_fields = ["request_id", "webhook_id"]
-    # The answer and the attempts' messages are not shown to anyone: the engine may have asked the
+    # The response and the attempts' messages are not shown to anyone: the engine may have asked the
     # vessel to assemble a block from a member's private items, and the row keeps no viewer.
     fields = [
         "request_id",
@@ -287,23 +288,24 @@ class BrainCallAdmin(ReadOnlyRecordAdmin):
         "repaired",
         "latency_ms",
         "created_at",
-        "answer_withheld",
+        "response_withheld",
         "attempt_outcomes",
     ]
     readonly_fields = fields
 
-    @admin.display(description="answer")
-    def answer_withheld(self, call: BrainCall) -> str:
+    @admin.display(description="response")
+    def response_withheld(self, call: BrainCall) -> str:
         if call.response_body is None:
-            return "No answer stored."
-        return BRAIN_ANSWER_WITHHELD.format(**json_size(call.response_body))
+            return "No response stored."
+        text = call.response_body
+        return RESPONSE_WITHHELD.format(size=len(text.encode()), sha256=sha256_of(text))
 
     @admin.display(description="attempts")
     def attempt_outcomes(self, call: BrainCall) -> str:
         return "; ".join(attempt_label(attempt) for attempt in call.attempts) or "none"
 
 
-BRAIN_ANSWER_WITHHELD = (
+RESPONSE_WITHHELD = (
     "Withheld: it may hold a member's private memories. {size} bytes, sha256 {sha256}."
 )
 

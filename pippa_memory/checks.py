@@ -114,16 +114,18 @@ def number_problems() -> list[checks.CheckMessage]:
 
 
 def outbox_queue_problems() -> list[checks.CheckMessage]:
-    """``E006`` for a wake address that is not ``host:port``; ``E007`` for an SQLite older than
+    """``E006`` for a wake address that is not ``auto``, ``host:port`` or empty; ``E007`` for an SQLite older than
     3.35, which cannot claim outbox rows with ``UPDATE … RETURNING``."""
     found: list[checks.CheckMessage] = []
     address = memory_settings.OUTBOX_WAKE_ADDRESS.strip()
     _, colon, port = address.rpartition(":")
-    if address and not (colon and port.isdigit() and 0 < int(port) < 65536):
+    if address not in ("", "auto") and not (colon and port.isdigit() and 0 < int(port) < 65536):
         found.append(
             checks.Error(
-                f"PIPPA_MEMORY_OUTBOX_WAKE_ADDRESS must be host:port, not {address!r}.",
-                hint="For example 127.0.0.1:8766, or empty to have the worker poll only.",
+                f"PIPPA_MEMORY_OUTBOX_WAKE_ADDRESS must be auto, host:port or empty, not "
+                f"{address!r}.",
+                hint="auto (the default) rings through the database's own bell; host:port such "
+                "as 127.0.0.1:8766 is a UDP address; empty has the worker poll only.",
                 id="pippa_memory.E006",
             )
         )

@@ -43,6 +43,12 @@ DEFAULTS: dict[str, Any] = {
     "BRAIN_MAX_BODY_BYTES": 256 * 1024,
     "BRAIN_RATE": "120/min",
     "BRAIN_UNSIGNED_RATE": "30/min",
+    # Seconds one brain call may take in all (every vessel and repair included), calls one process
+    # runs at once (past it: 503 with Retry-After), and the lease a running call holds its
+    # webhook-id by (renewed while it runs; a killed call's id is free again once it lapses).
+    "BRAIN_DEADLINE": 45.0,
+    "BRAIN_MAX_CONCURRENT": 4,
+    "BRAIN_LEASE_SECONDS": 15.0,
     # Turn-event delivery: seconds one delivery may take, full-jitter backoff between attempts
     # (uniform(0, min(max, base * 2**attempts)), a Retry-After wins), and how long an event is
     # retried before it is dead.
@@ -53,10 +59,12 @@ DEFAULTS: dict[str, Any] = {
     # Seconds past the delivery timeout before a claimed attempt may be tried by another worker.
     "OUTBOX_LEASE_MARGIN": 30.0,
     # The delivery worker (`memory_outbox deliver`): seconds between its looks for due events
-    # while no commit rings it, where commits ring it ("host:port" of a UDP datagram; empty:
-    # never, polling only), events claimed per batch, and delivery threads.
+    # while no commit rings it, how commits ring it (pippa_memory/outbox/doorbell.py: on
+    # PostgreSQL always LISTEN/NOTIFY; elsewhere "auto", a Unix socket named after the database,
+    # or "host:port" of a UDP datagram; empty: never, polling only), events claimed per batch,
+    # and delivery threads.
     "OUTBOX_POLL_INTERVAL": 1.0,
-    "OUTBOX_WAKE_ADDRESS": "127.0.0.1:8766",
+    "OUTBOX_WAKE_ADDRESS": "auto",
     "OUTBOX_BATCH_SIZE": 20,
     "OUTBOX_WORKER_THREADS": 2,
     # Retention (`manage.py prune`, daily from the scheduler): days before brain-door audit rows,

@@ -7,7 +7,7 @@ from typing import Any
 from pippa_memory import unattended
 from pippa_memory.conf import memory_applies, memory_settings, why_memory_does_not_apply
 from pippa_memory.engine.budget import remaining
-from pippa_memory.pins.pinning import pinned_block, settle_turn_pin
+from pippa_memory.pins.turn_block import pinned_block, settle_turn_pin
 from pippa_memory.retention import memory_prune_targets
 from pippa_memory.turn import answers, verbs
 from pippa_memory.turn.notes import turn_notes
@@ -52,7 +52,7 @@ class MemoryExtension(TurnExtension):
         conversation = turn.conversation
         if not memory_applies(conversation):
             return []
-        ready = answers.ready_answers(conversation, budget=remaining(turn))
+        ready = answers.fetch_ready_answers(conversation, budget=remaining(turn))
         if not ready:
             return []
         turn.state(MemoryTurn).delivered_answers = ready

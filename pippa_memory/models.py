@@ -55,12 +55,12 @@ class MemoryBlock(models.Model):
 class ItemTombstone(models.Model):
     """An item a member asked to forget (or made private), recorded before the engine is asked, so
     that a block the engine rendered before the change is never pinned. Ids only, never text.
-    ``keep_for_viewer``: the owner of an item made private, whose own blocks may still hold it;
+    ``spared_viewer``: the owner of an item made private, whose own blocks may still hold it;
     blank for a forget (no block may hold it)."""
 
     soul = models.ForeignKey(Soul, on_delete=models.CASCADE, related_name="item_tombstones")
     item_id = models.CharField(max_length=200)
-    keep_for_viewer = models.CharField(max_length=64, blank=True, default="")
+    spared_viewer = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
@@ -69,7 +69,7 @@ class ItemTombstone(models.Model):
 
     def __str__(self) -> str:
         return f"{self.soul} {self.item_id}" + (
-            f" kept for {self.keep_for_viewer}" if self.keep_for_viewer else ""
+            f", private to {self.spared_viewer}" if self.spared_viewer else ""
         )
 
 
@@ -277,7 +277,12 @@ class BrainCall(models.Model):
     model = models.CharField(max_length=200, blank=True)
     outcome = models.CharField(max_length=30, choices=Outcome.choices)
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
-    response_body = models.JSONField(null=True, blank=True)
+    # The answer exactly as the first call sent it (JSON text; a NUL is its escape, "\\u0000"),
+    # so a replay returns the same bytes.
+    response_body = models.TextField(null=True, blank=True)  # noqa: DJ001 (null: no answer kept)
+    # While running: until when the call holds its webhook-id (renewed as it runs; lapsed means
+    # the process that held it is gone, and a replay may run it again).
+    lease_until = models.DateTimeField(null=True, blank=True)
     repaired = models.BooleanField(default=False)
     # Every vessel attempt, in order: vessel, model, outcome ("answered" or "failed", with the
     # error code and message), usage; the answered one also says repaired and synthetic.

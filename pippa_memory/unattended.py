@@ -6,7 +6,7 @@ carries the brief the engine curated. Both are built from household items only: 
 member, so it asks for the head with no viewer, and the engine builds bundles and briefs from
 household items. Both are soft: with the engine absent the run goes ahead
 without them and its record says why; with memory off no engine call is made. Either way the run's
-conversation is pinned before its turn, through :func:`pippa_memory.pins.pinning.pin_conversation` like
+conversation is pinned before its turn, through :func:`pippa_memory.pins.records.pin_conversation` like
 a chat's first turn.
 """
 
@@ -17,12 +17,15 @@ from pippa_memory.conf import memory_settings, why_memory_does_not_apply
 from pippa_memory.engine import contract
 from pippa_memory.engine.client import call_engine
 from pippa_memory.models import UnattendedMemory
-from pippa_memory.pins.pinning import pin_conversation, render_block
+from pippa_memory.pins.blocks import render_block
+from pippa_memory.pins.records import pin_conversation
 from webui.models import Conversation, UnattendedRun
 from webui.text.canonical import without_nul
 
 
-def absent(conversation: Conversation, reason: str, latency: int | None = None) -> dict[str, Any]:
+def pin_absent(
+    conversation: Conversation, reason: str, latency: int | None = None
+) -> dict[str, Any]:
     """Pin the run's conversation absent for ``reason``; the run's record says why it has none."""
     pin_conversation(conversation, revision=None, sha256="", reason=reason, latency_ms=latency)
     return {"source": "none", "reason": reason}
@@ -31,7 +34,7 @@ def absent(conversation: Conversation, reason: str, latency: int | None = None) 
 def attach(
     conversation: Conversation, *, source: str, revision: str, text: str, latency: int | None
 ) -> dict[str, Any]:
-    """Keep the run's bundle or brief and pin the conversation to its revision (for life, as any
+    """Store the run's bundle or brief and pin the conversation to its revision (for life, as any
     pin): it stands in the memory block's place at the run's turn."""
     text = without_nul(text)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -46,7 +49,7 @@ def prepare_job(conversation: Conversation, run: UnattendedRun) -> dict[str, Any
     soul = conversation.soul.slug
     head = call_engine("GET", f"/v1/souls/{soul}/head", schema=contract.BLOCK)
     if not head.ok:
-        return absent(conversation, head.reason, head.latency_ms)
+        return pin_absent(conversation, head.reason, head.latency_ms)
     revision = head.data["revision"]
     job = {"id": str(run.job_id or run.pk), "name": run.job.name if run.job else "job"}
     bundle = call_engine(
@@ -56,13 +59,13 @@ def prepare_job(conversation: Conversation, run: UnattendedRun) -> dict[str, Any
         schema=contract.BUNDLE,
     )
     if not bundle.ok:
-        return absent(conversation, bundle.reason, bundle.latency_ms)
+        return pin_absent(conversation, bundle.reason, bundle.latency_ms)
     data = bundle.data
     text = data["bundle"]
     if data["revision"] != revision or hashlib.sha256(text.encode()).hexdigest() != data["sha256"]:
-        return absent(conversation, "bundle_mismatch", bundle.latency_ms)
+        return pin_absent(conversation, "bundle_mismatch", bundle.latency_ms)
     if len(text) > memory_settings.MAX_BLOCK_CHARS:
-        return absent(conversation, "block_too_large", bundle.latency_ms)
+        return pin_absent(conversation, "block_too_large", bundle.latency_ms)
     return attach(
         conversation, source="bundle", revision=revision, text=text, latency=bundle.latency_ms
     )
@@ -76,9 +79,9 @@ def prepare_wake(conversation: Conversation, run: UnattendedRun) -> dict[str, An
         schema=contract.BRIEF,
     )
     if not brief.ok:
-        return absent(conversation, brief.reason, brief.latency_ms)
+        return pin_absent(conversation, brief.reason, brief.latency_ms)
     if len(brief.data["brief"]) > memory_settings.MAX_BLOCK_CHARS:
-        return absent(conversation, "block_too_large", brief.latency_ms)
+        return pin_absent(conversation, "block_too_large", brief.latency_ms)
     return attach(
         conversation,
         source="brief",
@@ -93,7 +96,7 @@ def prepare_unattended(conversation: Conversation, run: UnattendedRun) -> dict[s
     run's conversation is pinned, before its turn: the plug-in's ``settle`` leaves it alone."""
     left_out = why_memory_does_not_apply(conversation)
     if left_out:
-        return absent(conversation, left_out)
+        return pin_absent(conversation, left_out)
     if conversation.kind == Conversation.Kind.JOB:
         return prepare_job(conversation, run)
     return prepare_wake(conversation, run)

@@ -21,3 +21,6 @@ timeout = 60
 # On shutdown, running requests (and streams) get this long to finish before the worker is killed.
 graceful_timeout = 30
 keepalive = 5
+# gunicorn's control socket (runtime management) is a fixed path in the home folder by default, so
+# two sites on one machine would clash over it; nothing here uses it.
+control_socket_disable = True

@@ -46,6 +46,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before anything reads the request: a NUL where a member can type is a 400, never a 500.
+    "webui.web.nul_guard.RefuseNulMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -166,6 +168,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # A PATCH body's schema is the full one: its fields are required (a rename needs its title).
+    "COMPONENT_SPLIT_PATCH": False,
 }
 
 # The host's own knobs: the WEBUI_* variables that are set; the rest take their defaults from
@@ -196,13 +200,16 @@ PIPPA_MEMORY = {
     "BRAIN_MAX_BODY_BYTES": env.int("PIPPA_MEMORY_BRAIN_MAX_BODY_BYTES", default=256 * 1024),
     "BRAIN_RATE": env.str("PIPPA_MEMORY_BRAIN_RATE", default="120/min"),
     "BRAIN_UNSIGNED_RATE": env.str("PIPPA_MEMORY_BRAIN_UNSIGNED_RATE", default="30/min"),
+    "BRAIN_DEADLINE": env.float("PIPPA_MEMORY_BRAIN_DEADLINE", default=45.0),
+    "BRAIN_MAX_CONCURRENT": env.int("PIPPA_MEMORY_BRAIN_MAX_CONCURRENT", default=4),
+    "BRAIN_LEASE_SECONDS": env.float("PIPPA_MEMORY_BRAIN_LEASE_SECONDS", default=15.0),
     "OUTBOX_DELIVERY_TIMEOUT": env.float("PIPPA_MEMORY_OUTBOX_DELIVERY_TIMEOUT", default=10.0),
     "OUTBOX_BASE_DELAY": env.float("PIPPA_MEMORY_OUTBOX_BASE_DELAY", default=5.0),
     "OUTBOX_MAX_DELAY": env.float("PIPPA_MEMORY_OUTBOX_MAX_DELAY", default=3600.0),
     "OUTBOX_MAX_AGE": env.float("PIPPA_MEMORY_OUTBOX_MAX_AGE", default=3 * 24 * 3600.0),
     "OUTBOX_LEASE_MARGIN": env.float("PIPPA_MEMORY_OUTBOX_LEASE_MARGIN", default=30.0),
     "OUTBOX_POLL_INTERVAL": env.float("PIPPA_MEMORY_OUTBOX_POLL_INTERVAL", default=1.0),
-    "OUTBOX_WAKE_ADDRESS": env.str("PIPPA_MEMORY_OUTBOX_WAKE_ADDRESS", default="127.0.0.1:8766"),
+    "OUTBOX_WAKE_ADDRESS": env.str("PIPPA_MEMORY_OUTBOX_WAKE_ADDRESS", default="auto"),
     "OUTBOX_BATCH_SIZE": env.int("PIPPA_MEMORY_OUTBOX_BATCH_SIZE", default=20),
     "OUTBOX_WORKER_THREADS": env.int("PIPPA_MEMORY_OUTBOX_WORKER_THREADS", default=2),
     "PRUNE_BRAIN_CALLS_DAYS": env.float("PIPPA_MEMORY_PRUNE_BRAIN_CALLS_DAYS", default=30.0),

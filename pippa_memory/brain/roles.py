@@ -32,7 +32,7 @@ class Role:
     output_problems: Callable[[dict[str, Any], dict[str, Any]], list[str]]
     #: What a vessel that does not reason gives back: valid, deterministic, and no judgement (the
     #: reply marks it ``synthetic``; a decide has confidence 0).
-    offline_answer: Callable[[dict[str, Any]], dict[str, Any]]
+    offline_output: Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def no_problems(data: dict[str, Any]) -> dict[str, str]:
@@ -92,7 +92,7 @@ DECIDE = Role(
     output_schema=_decide_output,
     input_problems=no_problems,
     output_problems=_decide_problems,
-    offline_answer=lambda data: {
+    offline_output=lambda data: {
         "choice": data["options"][0],
         "confidence": 0.0,
         "reason": "Synthetic: the offline vessel does not reason; it always takes the first option.",
@@ -150,7 +150,7 @@ CURATE = Role(
     output_schema=_curate_output,
     input_problems=no_problems,
     output_problems=_curate_problems,
-    offline_answer=lambda data: {
+    offline_output=lambda data: {
         "keep": list(dict.fromkeys(item["id"] for item in data["items"])),
         "drop": [],
         "notes": "Synthetic: the offline vessel does not reason; it keeps everything.",
@@ -216,7 +216,7 @@ ASSEMBLE = Role(
     output_schema=_assemble_output,
     input_problems=no_problems,
     output_problems=_assemble_problems,
-    offline_answer=_assemble_offline,
+    offline_output=_assemble_offline,
 )
 
 ROLES: dict[str, Role] = {role.name: role for role in (DECIDE, CURATE, ASSEMBLE)}

@@ -8,6 +8,7 @@ each answer is checked against the schema and the role's meaning rules, with one
 per vessel. Every attempt is kept, with what it cost, for the reply and the audit row.
 """
 
+import time
 import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -55,8 +56,9 @@ class BrainFailure(Exception):
 
 
 @dataclass(frozen=True)
-class BrainAnswer:
-    """A valid answer from one vessel, with the attempts that failed before it (oldest first).
+class Judgement:
+    """A judgement: the valid output of one vessel, with the attempts that failed before it
+    (oldest first).
 
     ``synthetic`` says the vessel does not reason (its adapter's ``reasons`` is false): the
     output is valid in shape but nobody judged it.
@@ -71,7 +73,7 @@ class BrainAnswer:
     failed_before: tuple[dict[str, Any], ...] = ()
 
     def attempts(self) -> list[dict[str, Any]]:
-        """Every attempt, this answer's last, each with its vessel, model, outcome and usage."""
+        """Every attempt, this judgement's last, each with its vessel, model, outcome and usage."""
         answered = {
             "vessel": self.vessel,
             "model": self.model,
@@ -175,7 +177,7 @@ def judgement_prompt(role: Role, soul: Soul, data: dict[str, Any], *, repair: st
     )
 
 
-def answer_problems(role: Role, data: dict[str, Any], output: dict[str, Any]) -> list[str]:
+def output_problems(role: Role, data: dict[str, Any], output: dict[str, Any]) -> list[str]:
     shape = schema_problems(output, role.output_schema(data), "output")
     if shape:
         return [f"{where}: {message}" for where, message in shape.items()]
@@ -198,32 +200,55 @@ def failed_attempt(vessel: Vessel, error: VesselError, usage: dict[str, int]) ->
     }
 
 
-def ask_vessel(vessel: Vessel, role: Role, soul: Soul, data: dict[str, Any]) -> BrainAnswer:
-    """One vessel: a structured call, and one repair if the answer is wrong.
+def ask_vessel(
+    vessel: Vessel, role: Role, soul: Soul, data: dict[str, Any], *, deadline_at: float
+) -> Judgement:
+    """One vessel: a structured call, and one repair if the answer is wrong, each within what is
+    left of the door's deadline.
 
     Raises ``AttemptFailed`` with the attempt (its code, message and what it cost) on failure.
     """
     usage = normalised_usage()
     try:
-        return structured_answer(adapter_for(vessel), role, soul, data, usage)
+        return structured_judgement(
+            adapter_for(vessel), role, soul, data, usage, deadline_at=deadline_at
+        )
     except VesselError as error:
         raise AttemptFailed(failed_attempt(vessel, error, usage)) from error
 
 
-def structured_answer(
-    adapter: VesselAdapter, role: Role, soul: Soul, data: dict[str, Any], usage: dict[str, int]
-) -> BrainAnswer:
-    """The adapter's valid answer, adding each call's cost to ``usage``; a ``VesselError``
-    (``schema_violation`` after the repair) when there is none."""
+def within_deadline(vessel: Vessel, deadline_at: float) -> None:
+    """Bound ``vessel``'s next call (this request's copy of the row, never saved) by what is left
+    of the door's deadline; a ``VesselError`` (``timeout``) when nothing is left."""
+    left = deadline_at - time.monotonic()
+    if left <= 0:
+        raise VesselError("The brain door's deadline passed before this call.", code="timeout")
+    vessel.deadline = min(vessel.deadline, left)
+    vessel.read_timeout = min(vessel.read_timeout, left)
+    vessel.connect_timeout = min(vessel.connect_timeout, left)
+
+
+def structured_judgement(
+    adapter: VesselAdapter,
+    role: Role,
+    soul: Soul,
+    data: dict[str, Any],
+    usage: dict[str, int],
+    *,
+    deadline_at: float,
+) -> Judgement:
+    """The adapter's valid judgement, adding each call's cost to ``usage``; a ``VesselError``
+    (``schema_violation`` after the repair, ``timeout`` past the deadline) when there is none."""
     vessel = adapter.vessel
     schema = role.output_schema(data)
     if not adapter.reasons:
         # A stand-in answers with the schema's first example: give it a valid, deterministic one.
-        schema = {**schema, "examples": [role.offline_answer(data)]}
+        schema = {**schema, "examples": [role.offline_output(data)]}
     repair = ""
     for attempt in range(2):
         prompt = judgement_prompt(role, soul, data, repair=repair)
         try:
+            within_deadline(vessel, deadline_at)
             reply = adapter.complete_structured(prompt=prompt, schema=schema, schema_name=role.name)
         except VesselError as error:
             add_usage(usage, error.usage or {})
@@ -241,9 +266,9 @@ def structured_answer(
             )
             continue
         add_usage(usage, reply.usage)
-        problems = answer_problems(role, data, reply.data)
+        problems = output_problems(role, data, reply.data)
         if not problems:
-            return BrainAnswer(
+            return Judgement(
                 output=reply.data,
                 vessel=vessel.slug,
                 model=vessel.model,
@@ -263,11 +288,12 @@ def structured_answer(
     raise AssertionError("unreachable: the second attempt returns or raises")
 
 
-def run_judgement(body: Any) -> BrainAnswer:
-    """Run the request in ``body`` and return the first valid answer, or raise a ``BrainFailure``.
+def run_judgement(body: Any, *, deadline_at: float) -> Judgement:
+    """Run the request in ``body`` and return the first valid judgement, or raise a ``BrainFailure``.
 
     A named vessel is the only one asked. Otherwise the eligible vessels are asked by priority
-    until one answers, and the answer lists the attempts that failed before it.
+    until one answers, and the judgement lists the attempts that failed before it. Nothing runs
+    past ``deadline_at`` (``time.monotonic()``): a vessel not reached by then fails as timed out.
     """
     role, soul, data, named = validate_request(body)
     vessels = [named] if named is not None else eligible_vessels()
@@ -280,11 +306,11 @@ def run_judgement(body: Any) -> BrainAnswer:
     failed: list[dict[str, Any]] = []
     for vessel in vessels:
         try:
-            answer = ask_vessel(vessel, role, soul, data)
+            judgement = ask_vessel(vessel, role, soul, data, deadline_at=deadline_at)
         except AttemptFailed as failure:
             failed.append(failure.attempt)
             continue
-        return replace(answer, failed_before=tuple(failed))
+        return replace(judgement, failed_before=tuple(failed))
     raise door_failure(failed, named=named)
 
 

@@ -25,20 +25,23 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.http import HttpResponse
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from pippa_memory.brain import openapi
+from pippa_memory.brain.lease import CALL_SLOTS, Heartbeat, lease_end, take_over_lapsed
 from pippa_memory.brain.service import BrainFailure, run_judgement
 from pippa_memory.brain.signatures import SignatureRejected, configured_secrets, verify
 from pippa_memory.brain.throttles import wait_for_signed_call, wait_for_unsigned_call
 from pippa_memory.conf import memory_settings
 from pippa_memory.models import BrainCall
-from webui.text.canonical import canonical_bytes, json_roundtrip
+from webui.text.canonical import json_roundtrip
 from webui.text.untrusted_json import UnstorableText, UntrustedJSONError, parse_untrusted_json
 
 logger = logging.getLogger(__name__)
@@ -95,6 +98,17 @@ def webhook_id_problem(webhook_id: str) -> str:
     return ""
 
 
+def reply_bytes(body: dict[str, Any]) -> bytes:
+    """The answer's bytes, rendered once: sent to the first call and kept for its replays. JSON
+    escapes a NUL (``\\u0000``), so the text fits any text column; a lone surrogate, which no
+    response can carry, raises here."""
+    return JSONRenderer().render(body)
+
+
+def json_answer(status: int, raw: bytes) -> HttpResponse:
+    return HttpResponse(raw, status=status, content_type="application/json")
+
+
 def unexpected_failure_body(call: BrainCall, error: Exception) -> dict[str, Any]:
     return error_body(
         "internal_error",
@@ -110,7 +124,7 @@ def end_row_failed(call: BrainCall, body: dict[str, Any]) -> None:
         outcome=call.outcome,
         status_code=call.status_code,
         latency_ms=call.latency_ms,
-        response_body=body if call.webhook_id else None,
+        response_body=reply_bytes(body).decode() if call.webhook_id else None,
     )
 
 
@@ -211,18 +225,21 @@ class DoorCall:
         self.started = time.monotonic()
         self.row = BrainCall(request_id=uuid.uuid4().hex)
 
-    def finish(self, status: int, body: dict[str, Any], outcome: str, **headers: str) -> Response:
+    def finish(
+        self, status: int, body: dict[str, Any], outcome: str, **headers: str
+    ) -> HttpResponse:
         """End the row with this answer and give it; a row that cannot be saved as it is still
-        ends (``failed``, 500) once it was written."""
+        ends (``failed``, 500) once it was written. A signed call keeps the exact bytes it was
+        sent, so a replay of its ``webhook-id`` gets them again."""
         call = self.row
         call.outcome = outcome
         call.status_code = status
         call.latency_ms = int((time.monotonic() - self.started) * 1000)
+        call.lease_until = None
         try:
-            canonical_bytes(body)  # raises if the answer holds text no response can carry
+            raw = reply_bytes(body)
             if call.webhook_id:
-                # Kept to answer replays; NULs (which input can carry) are dropped.
-                call.response_body = json_roundtrip(body)
+                call.response_body = raw.decode()
             with transaction.atomic():  # a failed save must not poison the ending below
                 call.save()
         except Exception as error:
@@ -231,13 +248,14 @@ class DoorCall:
             logger.exception("Brain call %s could not be stored as it ended", call.request_id)
             status, body = 500, unexpected_failure_body(call, error)
             end_row_failed(call, body)
-        response = Response(body, status=status)
+            raw = reply_bytes(body)
+        response = json_answer(status, raw)
         response["X-Request-Id"] = call.request_id
         for name, value in headers.items():
             response[name.replace("_", "-")] = value
         return response
 
-    def refuse_unsigned(self, refusal: Refusal) -> Response:
+    def refuse_unsigned(self, refusal: Refusal) -> HttpResponse:
         """Answer a refusal that comes before the signature is proved. It counts against the
         address first, and past the rate it is a 429 that writes no audit row."""
         wait = wait_for_unsigned_call(self.request)
@@ -280,7 +298,7 @@ class BrainDoorView(APIView):
         },
         auth=[],
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request) -> HttpResponse:
         door = DoorCall(request)
         for check in UNSIGNED_CHECKS:
             refusal = check(request)
@@ -294,10 +312,22 @@ class BrainDoorView(APIView):
                 BrainCall.Outcome.THROTTLED,
                 Retry_After=str(wait),
             )
-        return self.run_once(request, request._request.body, door.row, door.finish)
+        if not CALL_SLOTS.try_enter():
+            # No row: the caller retries, and the chat pages keep the threads they share with us.
+            wait = max(1, int(memory_settings.BRAIN_DEADLINE / 3))
+            body = throttled_body("The door runs as many calls as it may; try again soon.", wait)
+            body["error"]["code"] = "busy"
+            response = json_answer(503, reply_bytes(body))
+            response["Retry-After"] = str(wait)
+            return response
+        try:
+            return self.run_once(request, request._request.body, door)
+        finally:
+            CALL_SLOTS.leave()
 
-    def run_once(self, request: Request, raw: bytes, call: BrainCall, finish: Any) -> Response:
+    def run_once(self, request: Request, raw: bytes, door: DoorCall) -> HttpResponse:
         """Run the signed call, or answer a repeat of its ``webhook-id`` from the stored result."""
+        call, finish = door.row, door.finish
         webhook_id = request.headers["webhook-id"]
         problem = webhook_id_problem(webhook_id)
         if problem:
@@ -305,25 +335,32 @@ class BrainDoorView(APIView):
         digest = hashlib.sha256(raw).hexdigest()
         earlier = BrainCall.objects.filter(webhook_id=webhook_id).first()
         if earlier is not None:
-            return self.replay(earlier, digest, call, finish)
+            return self.replay(earlier, digest, raw, door)
         call.webhook_id = webhook_id
         call.body_sha256 = digest
         call.outcome = BrainCall.Outcome.RUNNING
+        call.lease_until = lease_end()
         try:
             with transaction.atomic():
                 call.save()
         except IntegrityError:
             call.webhook_id = None
             earlier = BrainCall.objects.get(webhook_id=webhook_id)
-            return self.replay(earlier, digest, call, finish)
+            return self.replay(earlier, digest, raw, door)
+        return self.run_held(raw, door)
+
+    def run_held(self, raw: bytes, door: DoorCall) -> HttpResponse:
+        """Judge the call whose running row this process holds, renewing its lease meanwhile."""
+        call, finish = door.row, door.finish
         try:
-            return self.judge(raw, call, finish)
+            with Heartbeat(call.request_id):
+                return self.judge(raw, call, finish)
         except Exception as error:
             # The row says running until it ends: end it, whatever went wrong.
             logger.exception("Brain call %s failed unexpectedly", call.request_id)
             return finish(500, unexpected_failure_body(call, error), BrainCall.Outcome.FAILED)
 
-    def judge(self, raw: bytes, call: BrainCall, finish: Any) -> Response:
+    def judge(self, raw: bytes, call: BrainCall, finish: Any) -> HttpResponse:
         """Parse, validate and run the call whose row is written; every path ends the row."""
         try:
             body = parse_untrusted_json(raw)
@@ -340,7 +377,9 @@ class BrainDoorView(APIView):
             call.role = str(body.get("role", "")).replace("\x00", "")[:20]
             call.soul = str(body.get("soul", "")).replace("\x00", "")[:50]
         try:
-            answer = run_judgement(body)
+            judgement = run_judgement(
+                body, deadline_at=time.monotonic() + memory_settings.BRAIN_DEADLINE
+            )
         except BrainFailure as failure:
             call.vessel, call.attempts = failure.vessel, json_roundtrip(failure.attempts)
             outcome = OUTCOME_FOR_CODE.get(failure.code, BrainCall.Outcome.VESSEL_FAILED)
@@ -349,22 +388,26 @@ class BrainDoorView(APIView):
                 error_body(failure.code, failure.message, failure.details),
                 outcome,
             )
-        call.vessel, call.model, call.repaired = answer.vessel, answer.model, answer.repaired
-        call.attempts = json_roundtrip(answer.attempts())
+        call.vessel, call.model = judgement.vessel, judgement.model
+        call.repaired = judgement.repaired
+        call.attempts = json_roundtrip(judgement.attempts())
         reply = {
             "role": body["role"],
-            "output": answer.output,
-            "vessel": answer.vessel,
-            "model": answer.model,
-            "usage": answer.usage,
+            "output": judgement.output,
+            "vessel": judgement.vessel,
+            "model": judgement.model,
+            "usage": judgement.usage,
             "request_id": call.request_id,
-            "repaired": answer.repaired,
-            "synthetic": answer.synthetic,
-            "attempts": list(answer.failed_before),
+            "repaired": judgement.repaired,
+            "synthetic": judgement.synthetic,
+            "attempts": list(judgement.failed_before),
         }
         return finish(200, reply, BrainCall.Outcome.ANSWERED)
 
-    def replay(self, earlier: BrainCall, digest: str, call: BrainCall, finish: Any) -> Response:
+    def replay(self, earlier: BrainCall, digest: str, raw: bytes, door: DoorCall) -> HttpResponse:
+        """Answer a repeated ``webhook-id``: the stored bytes, 409 while a live process runs the
+        first call, or the call run again when the process that held it is gone."""
+        call, finish = door.row, door.finish
         call.role, call.soul = earlier.role, earlier.soul
         if earlier.body_sha256 != digest:
             return finish(
@@ -376,12 +419,22 @@ class BrainDoorView(APIView):
                 BrainCall.Outcome.CONFLICT,
             )
         if earlier.outcome == BrainCall.Outcome.RUNNING:
+            if take_over_lapsed(earlier, request_id=call.request_id):
+                # The first call's process died: this call holds its row now and runs it again.
+                logger.warning(
+                    "Brain call %s ran again as %s: the first one's lease lapsed",
+                    earlier.request_id,
+                    call.request_id,
+                )
+                earlier.request_id = call.request_id
+                door.row = earlier
+                return self.run_held(raw, door)
             return finish(
                 409,
                 error_body("in_progress", "The first call with this webhook-id is still running."),
                 BrainCall.Outcome.CONFLICT,
             )
-        response = Response(earlier.response_body, status=earlier.status_code)
+        response = json_answer(earlier.status_code, (earlier.response_body or "null").encode())
         response["X-Request-Id"] = earlier.request_id
         response["Idempotent-Replayed"] = "true"
         return response

@@ -6,7 +6,7 @@ never followed). What is the engine's own lives here: a bearer token, the contra
 (``X-Memory-Contract``) and an ``X-Request-Id`` on every call, every answer's JSON shape validated,
 and one process-wide circuit breaker (pybreaker) that makes calls cost nothing after repeated
 failures until its reset time. It never raises: a
-call that did not work returns an :class:`EngineAnswer` whose ``reason`` says why, which is what
+call that did not work returns an :class:`EngineOutcome` whose ``reason`` says why, which is what
 the chat paths need to stay absent-tolerant.
 """
 
@@ -47,7 +47,7 @@ class EngineFailure(Exception):
 
 
 @dataclass(frozen=True)
-class EngineAnswer:
+class EngineOutcome:
     """The outcome of one engine call. ``ok`` with ``data``, or absent with a ``reason``."""
 
     ok: bool
@@ -61,7 +61,7 @@ class EngineAnswer:
     headers: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def absent(cls, reason: str, detail: str, **fields: Any) -> "EngineAnswer":
+    def absent(cls, reason: str, detail: str, **fields: Any) -> "EngineOutcome":
         return cls(ok=False, reason=reason, detail=detail, **fields)
 
 
@@ -129,7 +129,7 @@ def call_engine(
     schema: dict[str, Any] | None = None,
     budget: float | None = None,
     headers: dict[str, str] | None = None,
-) -> EngineAnswer:
+) -> EngineOutcome:
     """Call the engine at ``path`` and return what happened; never raises.
 
     ``schema`` validates a 2xx answer's JSON (a 2xx without a schema may have any JSON body, but
@@ -156,7 +156,7 @@ def call_engine(
             extra_headers=headers or {},
         )
     except pybreaker.CircuitBreakerError:
-        return EngineAnswer.absent(
+        return EngineOutcome.absent(
             "breaker_open",
             "The engine failed repeatedly; calls are paused until the breaker's reset time.",
             request_id=request_id,
@@ -165,19 +165,17 @@ def call_engine(
         return _absent_after(
             failure, call=f"{method} {path}", started=started, request_id=request_id
         )
-    return _engine_answer(
-        answer, data, latency_ms=_milliseconds_since(started), request_id=request_id
-    )
+    return _outcome_of(answer, data, latency_ms=_milliseconds_since(started), request_id=request_id)
 
 
-def _not_callable(request_id: str) -> EngineAnswer | None:
-    """The absent answer for a call that must not be made at all (memory off, no engine URL)."""
+def _not_callable(request_id: str) -> EngineOutcome | None:
+    """The absent outcome for a call that must not be made at all (memory off, no engine URL)."""
     if not memory_settings.ENABLED:
-        return EngineAnswer.absent(
+        return EngineOutcome.absent(
             "memory_disabled", "Memory is switched off.", request_id=request_id
         )
     if not memory_settings.URL.rstrip("/"):
-        return EngineAnswer.absent(
+        return EngineOutcome.absent(
             "engine_unconfigured", "PIPPA_MEMORY_URL is not set.", request_id=request_id
         )
     return None
@@ -185,8 +183,8 @@ def _not_callable(request_id: str) -> EngineAnswer | None:
 
 def _absent_after(
     failure: EngineFailure, *, call: str, started: float, request_id: str
-) -> EngineAnswer:
-    """The absent answer for a ``failure`` (one the breaker counted), logged with the request id."""
+) -> EngineOutcome:
+    """The absent outcome for a ``failure`` (one the breaker counted), logged with the request id."""
     logger.warning(
         "Memory engine %s failed (%s): %s [request %s]",
         call,
@@ -194,7 +192,7 @@ def _absent_after(
         failure.detail,
         request_id,
     )
-    return EngineAnswer.absent(
+    return EngineOutcome.absent(
         failure.reason,
         failure.detail,
         status=failure.status,
@@ -207,12 +205,12 @@ def _milliseconds_since(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
 
 
-def _engine_answer(
+def _outcome_of(
     answer: outbound_http.ReadResponse, data: Any, *, latency_ms: int, request_id: str
-) -> EngineAnswer:
-    """A 2xx as an ``ok`` answer with its data; a 4xx as absent (``http_<status>``), data kept."""
+) -> EngineOutcome:
+    """A 2xx as an ``ok`` outcome with its data; a 4xx as absent (``http_<status>``), data kept."""
     if answer.status >= 400:
-        return EngineAnswer.absent(
+        return EngineOutcome.absent(
             f"http_{answer.status}",
             f"The engine answered HTTP {answer.status}.",
             status=answer.status,
@@ -221,7 +219,7 @@ def _engine_answer(
             latency_ms=latency_ms,
             request_id=request_id,
         )
-    return EngineAnswer(
+    return EngineOutcome(
         ok=True,
         status=answer.status,
         data=data,

@@ -138,6 +138,14 @@ def item_json(request: Request, item: services.MemoryItem, turn_url: str | None)
     }
 
 
+def change_response(changed: services.Changed, **fields: Any) -> Response:
+    """A change the engine confirmed, as :class:`ChangeSerializer` has it: ``fields`` (what
+    changed), the engine's new revision and how many conversations re-pin."""
+    return Response(
+        {**fields, "revision": changed.revision, "repinned": changed.repinned.conversations}
+    )
+
+
 def soul_of(request: Request) -> Soul:
     query = SoulQuerySerializer(data=request.query_params)
     query.is_valid(raise_exception=True)
@@ -158,14 +166,16 @@ class ItemListView(APIView):
         query.is_valid(raise_exception=True)
         soul, user = query.validated_data["soul"], request.user
         try:
-            listing = services.list_items(
+            listing = services.fetch_items_page(
                 soul=soul,
                 user=user,
                 q=query.validated_data.get("q", ""),
                 cursor=query.validated_data.get("cursor", ""),
             )
             members = (
-                services.member_counts(soul=soul, user=user) if services.may_manage(user) else None
+                services.fetch_member_counts(soul=soul, user=user)
+                if services.may_manage(user)
+                else None
             )
         except services.MemoryRefusal as refusal:
             return refusal_response(refusal)
@@ -196,13 +206,7 @@ class ItemView(APIView):
             changed = services.forget_item(soul=soul, user=request.user, item_id=item_id)
         except services.MemoryRefusal as refusal:
             return refusal_response(refusal)
-        return Response(
-            {
-                "forgotten": item_id,
-                "revision": changed.revision,
-                "repinned": changed.repinned.conversations,
-            }
-        )
+        return change_response(changed, forgotten=item_id)
 
     @extend_schema(
         parameters=[SoulQuerySerializer],
@@ -222,13 +226,7 @@ class ItemView(APIView):
             return refusal_response(refusal)
         item = changed.item
         urls = own_turn_urls(user=request.user, items=[item])
-        return Response(
-            {
-                "item": item_json(request, item, urls.get(item.id)),
-                "revision": changed.revision,
-                "repinned": changed.repinned.conversations,
-            }
-        )
+        return change_response(changed, item=item_json(request, item, urls.get(item.id)))
 
 
 class MemberForgetView(APIView):
@@ -247,10 +245,4 @@ class MemberForgetView(APIView):
             changed = services.forget_member(soul=soul, user=request.user, member=member)
         except services.MemoryRefusal as refusal:
             return refusal_response(refusal)
-        return Response(
-            {
-                "forgotten": changed.count,
-                "revision": changed.revision,
-                "repinned": changed.repinned.conversations,
-            }
-        )
+        return change_response(changed, forgotten=changed.count)

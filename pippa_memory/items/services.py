@@ -18,6 +18,7 @@ held the item are asked to re-pin (:mod:`pippa_memory.pins.forgetting`).
 """
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,9 +28,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils.dateparse import parse_datetime
 
 from pippa_memory.engine import contract
-from pippa_memory.engine.client import EngineAnswer, call_engine
+from pippa_memory.engine.client import EngineOutcome, call_engine
 from pippa_memory.engine.members import may_see, member_id
 from pippa_memory.pins import forgetting, tombstones
+from pippa_memory.pins.records import MADE_PRIVATE
 from webui.models import Soul
 
 logger = logging.getLogger(__name__)
@@ -167,32 +169,32 @@ def may_change_scope(user: AbstractBaseUser, item: MemoryItem) -> bool:
 
 
 # -- the engine's answers -------------------------------------------------------------------------
-def unavailable_words(answer: EngineAnswer) -> str:
+def unavailable_words(outcome: EngineOutcome) -> str:
     """Why memory cannot be reached, in words a member can act on."""
-    if answer.reason in UNAVAILABLE_WORDS:
-        return UNAVAILABLE_WORDS[answer.reason]
-    return f"The memory engine did not answer usably ({answer.reason}): {answer.detail}"
+    if outcome.reason in UNAVAILABLE_WORDS:
+        return UNAVAILABLE_WORDS[outcome.reason]
+    return f"The memory engine did not answer usably ({outcome.reason}): {outcome.detail}"
 
 
-def refused(answer: EngineAnswer) -> MemoryRefusal:
-    """The refusal for an answer that did not work: the engine's own 404/409/400 business
+def refused(outcome: EngineOutcome) -> MemoryRefusal:
+    """The refusal for a call that did not work: the engine's own 404/409/400 business
     answers by their code, anything else as memory being unavailable."""
-    code = ((answer.data or {}).get("error") or {}).get("code") if answer.status else None
-    if answer.status == 404 and code == "not_found":
+    code = ((outcome.data or {}).get("error") or {}).get("code") if outcome.status else None
+    if outcome.status == 404 and code == "not_found":
         return MemoryRefusal(
             code="not_found", message="No such memory, or not one you can see.", status=404
         )
-    if answer.status == 409 and code == "no_owner":
+    if outcome.status == 409 and code == "no_owner":
         message = "This memory was kept by an unattended run: no member owns it to keep it private."
         return MemoryRefusal(code="no_owner", message=message, status=409)
-    if answer.status == 400 and code == "invalid_cursor":
+    if outcome.status == 400 and code == "invalid_cursor":
         message = "That page of memories is not one the engine gave; start from the first page."
         return MemoryRefusal(code="invalid_cursor", message=message, status=400)
     return MemoryRefusal(
         code="memory_unavailable",
-        message=f"Memory is unavailable: {unavailable_words(answer)}",
+        message=f"Memory is unavailable: {unavailable_words(outcome)}",
         status=503,
-        reason=answer.reason,
+        reason=outcome.reason,
     )
 
 
@@ -200,11 +202,12 @@ def _soul_path(soul: Soul, *parts: str) -> str:
     return "/".join([f"/v1/souls/{quote(soul.slug, safe='')}", *(quote(p, safe="") for p in parts)])
 
 
-def _engine(method: str, path: str, *, schema: dict[str, Any], body: Any = None) -> Any:
-    answer = call_engine(method, path, body=body, schema=schema)
-    if not answer.ok:
-        raise refused(answer)
-    return answer.data
+def _ask_engine(method: str, path: str, *, schema: dict[str, Any], body: Any = None) -> Any:
+    """The data of the engine's usable answer; :class:`MemoryRefusal` for anything else."""
+    outcome = call_engine(method, path, body=body, schema=schema)
+    if not outcome.ok:
+        raise refused(outcome)
+    return outcome.data
 
 
 def visible_items(*, soul: Soul, viewer: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -231,7 +234,7 @@ def _change(
     """Ask the engine for a change whose tombstones are already recorded
     (:mod:`pippa_memory.pins.tombstones`); if it refuses, nothing changed, and they are withdrawn."""
     try:
-        return _engine(method, path, schema=schema, body=body)
+        return _ask_engine(method, path, schema=schema, body=body)
     except MemoryRefusal:
         tombstones.withdraw_tombstones(tombstone_ids)
         raise
@@ -244,7 +247,7 @@ def no_such_item() -> MemoryRefusal:
 
 
 # -- reads ----------------------------------------------------------------------------------------
-def list_items(
+def fetch_items_page(
     *, soul: Soul, user: AbstractBaseUser, q: str = "", cursor: str = "", limit: int = PAGE_SIZE
 ) -> ItemsPage:
     """One page of the items ``user`` may see of ``soul``'s memory, newest first, matching the
@@ -252,61 +255,60 @@ def list_items(
     query = {"viewer": member_id(user), "q": q, "limit": str(limit)}
     if cursor:
         query["cursor"] = cursor
-    data = _engine("GET", f"{_soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS)
+    data = _ask_engine(
+        "GET", f"{_soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS
+    )
     visible = visible_items(soul=soul, viewer=member_id(user), items=data["items"])
     items = [MemoryItem.from_engine(item) for item in visible]
     return ItemsPage(items=items, next=data["next"], revision=data["revision"])
 
 
-def member_counts(*, soul: Soul, user: AbstractBaseUser) -> list[MemberCount]:
+def fetch_member_counts(*, soul: Soul, user: AbstractBaseUser) -> list[MemberCount]:
     """For a manager: each member's count of private items, never their text."""
     if not may_manage(user):
         raise MemoryRefusal(code=NOT_YOURS, message="Only a memory manager sees this.", status=403)
-    data = _engine("GET", _soul_path(soul, "members"), schema=contract.MEMBERS)
+    data = _ask_engine("GET", _soul_path(soul, "members"), schema=contract.MEMBERS)
     return [
         MemberCount(member=m["member"], name=m["name"], private_items=m["private_items"])
         for m in data["members"]
     ]
 
 
-def find_item(*, soul: Soul, viewer: str, item_id: str) -> MemoryItem:
-    """The item ``item_id`` as ``viewer`` sees it (:class:`MemoryRefusal` ``not_found`` when it
-    does not exist or is not visible), walking the viewer's listing a page of 100 at a time."""
-    if not item_id or len(item_id) > ITEM_ID_LENGTH:
-        raise no_such_item()
+def walk_items(*, soul: Soul, viewer: str) -> Iterator[dict[str, Any]]:
+    """Every item ``viewer`` may see of ``soul``'s memory, as the engine gives them, fetched a
+    page of 100 at a time (at most :data:`FIND_PAGES` pages) as the caller reads on."""
     cursor = ""
     for _ in range(FIND_PAGES):
         query = {"viewer": viewer, "limit": "100", **({"cursor": cursor} if cursor else {})}
-        path = f"{_soul_path(soul, 'items')}?{urlencode(query)}"
-        data = _engine("GET", path, schema=contract.ITEMS)
-        for item in visible_items(soul=soul, viewer=viewer, items=data["items"]):
-            if item["id"] == item_id:
-                return MemoryItem.from_engine(item)
+        data = _ask_engine(
+            "GET", f"{_soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS
+        )
+        yield from visible_items(soul=soul, viewer=viewer, items=data["items"])
         if not data["next"]:
-            break
+            return
         cursor = data["next"]
+
+
+def fetch_item(*, soul: Soul, viewer: str, item_id: str) -> MemoryItem:
+    """The item ``item_id`` as ``viewer`` sees it, asked of the engine (:class:`MemoryRefusal`
+    ``not_found`` when it does not exist or is not visible), walking the viewer's listing."""
+    if not item_id or len(item_id) > ITEM_ID_LENGTH:
+        raise no_such_item()
+    for item in walk_items(soul=soul, viewer=viewer):
+        if item["id"] == item_id:
+            return MemoryItem.from_engine(item)
     raise no_such_item()
 
 
-def item_for(*, soul: Soul, user: AbstractBaseUser, item_id: str) -> MemoryItem:
-    """The item as ``user`` sees it: :func:`find_item` with the user as the viewer."""
-    return find_item(soul=soul, viewer=member_id(user), item_id=item_id)
-
-
-def said_by_member(*, soul: Soul, member: str) -> set[str]:
-    """The ids of every item ``member`` said (household and private), read with that member as
-    the viewer. Only ids leave this function: the text stays here, shown to no one."""
-    found: set[str] = set()
-    cursor = ""
-    for _ in range(FIND_PAGES):
-        query = {"viewer": member, "limit": "100", **({"cursor": cursor} if cursor else {})}
-        path = f"{_soul_path(soul, 'items')}?{urlencode(query)}"
-        data = _engine("GET", path, schema=contract.ITEMS)
-        found |= {i["id"] for i in data["items"] if (i["said_by"] or {}).get("member") == member}
-        if not data["next"]:
-            break
-        cursor = data["next"]
-    return found
+def fetch_ids_said_by(*, soul: Soul, member: str) -> set[str]:
+    """The ids of every item ``member`` said (household and private), asked of the engine with
+    that member as the viewer. Only ids leave this function: the text stays here, shown to no
+    one."""
+    return {
+        item["id"]
+        for item in walk_items(soul=soul, viewer=member)
+        if (item["said_by"] or {}).get("member") == member
+    }
 
 
 # -- changes --------------------------------------------------------------------------------------
@@ -325,7 +327,7 @@ def forget_item(*, soul: Soul, user: AbstractBaseUser, item_id: str) -> Changed:
     Raises :class:`MemoryRefusal`: ``not_found``, ``not_yours``, or ``memory_unavailable`` (the
     engine did not confirm: nothing was forgotten, nothing re-pinned).
     """
-    item = item_for(soul=soul, user=user, item_id=item_id)
+    item = fetch_item(soul=soul, viewer=member_id(user), item_id=item_id)
     if not may_forget(user, item):
         raise not_yours("forget")
     path = f"{_soul_path(soul, 'items', item.id)}?{urlencode({'viewer': member_id(user)})}"
@@ -342,14 +344,14 @@ def change_scope(*, soul: Soul, user: AbstractBaseUser, item_id: str, scope: str
     held it re-pin at the next turn (reason ``made_private``). Made household, no pinned block
     changes (conversations started from now on see it). Raises :class:`MemoryRefusal`.
     """
-    item = item_for(soul=soul, user=user, item_id=item_id)
+    item = fetch_item(soul=soul, viewer=member_id(user), item_id=item_id)
     if not may_change_scope(user, item):
         raise not_yours("change the scope of")
     body = {"viewer": member_id(user), "scope": scope}
     stones = []
     if scope == "private" and item.scope != "private":
         stones = tombstones.record_tombstones(
-            soul=soul, item_ids={item.id}, keep_for_viewer=member_id(user)
+            soul=soul, item_ids={item.id}, spared_viewer=member_id(user)
         )
     path = _soul_path(soul, "items", item.id)
     data = _change("PATCH", path, schema=contract.RESCOPED, body=body, tombstone_ids=stones)
@@ -362,7 +364,7 @@ def change_scope(*, soul: Soul, user: AbstractBaseUser, item_id: str, scope: str
             soul=soul,
             item_ids={item.id},
             requested_by=user,
-            reason=forgetting.MADE_PRIVATE,
+            reason=MADE_PRIVATE,
             sparing_viewer=member_id(user),
         )
     return Changed(revision=data["revision"], count=1, repinned=repinned, item=changed)
@@ -383,7 +385,7 @@ def forget_member(*, soul: Soul, user: AbstractBaseUser, member: str) -> Changed
     if not member or len(member) > ITEM_ID_LENGTH:
         raise MemoryRefusal(code="not_found", message="No such member.", status=404)
     started = forgetting.now()
-    item_ids = said_by_member(soul=soul, member=member)
+    item_ids = fetch_ids_said_by(soul=soul, member=member)
     path = _soul_path(soul, "members", member, "forget")
     stones = tombstones.record_tombstones(soul=soul, item_ids=item_ids)
     data = _change("POST", path, schema=contract.FORGOTTEN_MEMBER, body={}, tombstone_ids=stones)

@@ -20,6 +20,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from pippa_memory.engine.members import member_id
 from pippa_memory.items import services
 from pippa_memory.items.turn_links import own_turn_urls
 from pippa_memory.models import MemberPreference, Scope
@@ -53,12 +54,17 @@ def page_url(soul: Soul, **query: str) -> str:
     return f"{reverse('memory-page')}?{urlencode({'soul': soul.slug, **query})}"
 
 
-def refusal_to_page(refusal: services.MemoryRefusal) -> None:
-    """Raise what a refused change is for the page: 404 or 403; other refusals are shown."""
+def back_to_page(
+    request: HttpRequest, soul: Soul, refusal: services.MemoryRefusal, *, nothing_done: str
+) -> HttpResponse:
+    """A refused change, for the page: 404 or 403 raised; any other refusal shown above the page,
+    after ``nothing_done`` (what did not happen), on the way back to it."""
     if refusal.code == "not_found":
         raise Http404(refusal.message)
     if refusal.code == services.NOT_YOURS:
         raise PermissionDenied(refusal.message)
+    messages.error(request, f"{nothing_done} {refusal.message}")
+    return redirect(page_url(soul))
 
 
 def item_rows(request: HttpRequest, listing: services.ItemsPage) -> list[dict[str, object]]:
@@ -93,10 +99,10 @@ def memory_page(request: HttpRequest) -> HttpResponse:
     }
     if soul is not None:
         try:
-            listing = services.list_items(soul=soul, user=request.user, q=q, cursor=cursor)
+            listing = services.fetch_items_page(soul=soul, user=request.user, q=q, cursor=cursor)
             context.update(rows=item_rows(request, listing), next=listing.next)
             if context["may_manage"]:
-                context["members"] = services.member_counts(soul=soul, user=request.user)
+                context["members"] = services.fetch_member_counts(soul=soul, user=request.user)
         except services.MemoryRefusal as refusal:
             context["unavailable"] = refusal.message
     return render(request, "pippa_memory/memory_page.html", context)
@@ -111,11 +117,9 @@ def forget_item(request: HttpRequest, item_id: str) -> HttpResponse:
         raise Http404("No such soul.")
     if request.method == "GET":
         try:
-            item = services.item_for(soul=soul, user=request.user, item_id=item_id)
+            item = services.fetch_item(soul=soul, viewer=member_id(request.user), item_id=item_id)
         except services.MemoryRefusal as refusal:
-            refusal_to_page(refusal)
-            messages.error(request, f"Nothing was forgotten. {refusal.message}")
-            return redirect(page_url(soul))
+            return back_to_page(request, soul, refusal, nothing_done="Nothing was forgotten.")
         if not services.may_forget(request.user, item):
             raise PermissionDenied(services.not_yours("forget").message)
         context = {"soul": soul, "item": item, "yours": services.said_it(request.user, item)}
@@ -123,9 +127,7 @@ def forget_item(request: HttpRequest, item_id: str) -> HttpResponse:
     try:
         changed = services.forget_item(soul=soul, user=request.user, item_id=item_id)
     except services.MemoryRefusal as refusal:
-        refusal_to_page(refusal)
-        messages.error(request, f"Nothing was forgotten. {refusal.message}")
-        return redirect(page_url(soul))
+        return back_to_page(request, soul, refusal, nothing_done="Nothing was forgotten.")
     messages.success(request, forgotten_words(changed, what="The memory is forgotten."))
     return redirect(page_url(soul))
 
@@ -155,9 +157,7 @@ def change_scope(request: HttpRequest, item_id: str) -> HttpResponse:
     try:
         services.change_scope(soul=soul, user=request.user, item_id=item_id, scope=scope)
     except services.MemoryRefusal as refusal:
-        refusal_to_page(refusal)
-        messages.error(request, f"The scope was not changed. {refusal.message}")
-        return redirect(page_url(soul))
+        return back_to_page(request, soul, refusal, nothing_done="The scope was not changed.")
     words = {"private": "only you see it", "household": "everyone in the household sees it"}
     messages.success(request, f"The memory is now {scope}: {words[scope]}.")
     return redirect(page_url(soul))
@@ -195,9 +195,7 @@ def forget_member(request: HttpRequest, member: str) -> HttpResponse:
     try:
         changed = services.forget_member(soul=soul, user=request.user, member=member)
     except services.MemoryRefusal as refusal:
-        refusal_to_page(refusal)
-        messages.error(request, f"Nothing was forgotten. {refusal.message}")
-        return redirect(page_url(soul))
+        return back_to_page(request, soul, refusal, nothing_done="Nothing was forgotten.")
     words = f"{changed.count} memories this member said to {soul.name} are forgotten."
     messages.success(request, forgotten_words(changed, what=words))
     return redirect(page_url(soul))

@@ -10,27 +10,16 @@ the worker (:mod:`pippa_memory.outbox.worker`) claims it then.
 """
 
 import logging
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.utils import timezone
 
 from pippa_memory.conf import memory_settings
-from pippa_memory.engine.client import EngineAnswer, call_engine
+from pippa_memory.engine.client import EngineOutcome, call_engine
 from pippa_memory.outbox.queue import ClaimedEvent, Outcome, claim_due, record_outcomes
 from webui import outbound_http
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class DeliveryResult:
-    """What one attempt made of an event: ``delivered``, ``retry``, ``dead`` or ``skipped`` (not
-    due: delivered, dead, waiting, or claimed by another worker), and for ``retry`` when the event
-    is due again."""
-
-    outcome: str
-    retry_at: datetime | None = None
 
 
 def retry_delay(*, attempts: int, retry_after: float | None) -> float:
@@ -50,16 +39,11 @@ def delivery_lease() -> timedelta:
     )
 
 
-def claim(event_id: str, *, now: datetime) -> bool:
-    """Take the next attempt of one due event; False when it is not due or someone else has it."""
-    return bool(claim_due(now=now, until=now + delivery_lease(), limit=1, event_id=event_id))
-
-
-def classify(answer: EngineAnswer) -> str:
-    """``delivered``, ``retry`` or ``dead`` for one engine answer."""
-    if answer.ok or answer.status == 409:
+def classify(outcome: EngineOutcome) -> str:
+    """``delivered``, ``retry`` or ``dead`` for one engine outcome."""
+    if outcome.ok or outcome.status == 409:
         return "delivered"
-    status = answer.status
+    status = outcome.status
     if status is None or status == 429 or status >= 500 or 300 <= status < 400:
         return "retry"
     return "dead"
@@ -67,20 +51,20 @@ def classify(answer: EngineAnswer) -> str:
 
 def post_event(event: ClaimedEvent) -> Outcome:
     """Send one claimed event and say what became of it (nothing is written here)."""
-    answer = call_engine(
+    posted = call_engine(
         "POST",
         "/v1/events",
         body=event.payload,
         budget=memory_settings.OUTBOX_DELIVERY_TIMEOUT,
         headers={"Idempotency-Key": event.id},
     )
-    kind = classify(answer)
+    kind = classify(posted)
     if kind == "delivered":
-        return Outcome(event=event, kind=kind, status=answer.status)
-    error = f"{answer.reason}: {answer.detail}"
+        return Outcome(event=event, kind=kind, status=posted.status)
+    error = f"{posted.reason}: {posted.detail}"
     attempts = event.attempts + 1
     next_at = timezone.now() + timedelta(
-        seconds=retry_delay(attempts=attempts, retry_after=answer.retry_after)
+        seconds=retry_delay(attempts=attempts, retry_after=posted.retry_after)
     )
     retries_end = (event.revived_at or event.created_at) + timedelta(
         seconds=memory_settings.OUTBOX_MAX_AGE
@@ -90,9 +74,9 @@ def post_event(event: ClaimedEvent) -> Outcome:
         logger.error(
             "Turn event %s is dead (%s) after %d attempt(s): %s", event.id, why, attempts, error
         )
-        return Outcome(event=event, kind="dead", status=answer.status, error=error)
+        return Outcome(event=event, kind="dead", status=posted.status, error=error)
     return Outcome(
-        event=event, kind="retry", status=answer.status, error=error, next_attempt_at=next_at
+        event=event, kind="retry", status=posted.status, error=error, next_attempt_at=next_at
     )
 
 
@@ -116,14 +100,3 @@ def deliver_due(*, limit: int, now: datetime | None = None) -> list[Outcome]:
     now = now or timezone.now()
     events = claim_due(now=now, until=now + delivery_lease(), limit=limit)
     return deliver_claimed(events) if events else []
-
-
-def deliver_turn_event(event_id: str) -> DeliveryResult:
-    """One delivery attempt of one event, if it is due and nobody holds it, recorded on its row;
-    says what became of it and, for a retry, when it is due again."""
-    now = timezone.now()
-    events = claim_due(now=now, until=now + delivery_lease(), limit=1, event_id=event_id)
-    if not events:
-        return DeliveryResult("skipped")
-    (outcome,) = deliver_claimed(events)
-    return DeliveryResult(outcome.kind, retry_at=outcome.next_attempt_at)

@@ -62,31 +62,24 @@ def _aware(value: Any) -> datetime | None:
     return value if timezone.is_aware(value) else timezone.make_aware(value, UTC)
 
 
-def _claim_sql(*, by_id: bool) -> str:
+def _claim_sql() -> str:
     table = connection.ops.quote_name(OutboxEvent._meta.db_table)
     skip_locked = " FOR UPDATE SKIP LOCKED" if connection.vendor == "postgresql" else ""
-    only = " AND id = %s" if by_id else ""
     return (
         f"UPDATE {table} SET next_attempt_at = %s WHERE id IN ("
-        f"SELECT id FROM {table} WHERE status = %s AND next_attempt_at <= %s{only} "
+        f"SELECT id FROM {table} WHERE status = %s AND next_attempt_at <= %s "
         f"ORDER BY next_attempt_at LIMIT %s{skip_locked}) "
         "RETURNING id, payload, attempts, created_at, revived_at"
     )
 
 
-def claim_due(
-    *, now: datetime, until: datetime, limit: int, event_id: str | None = None
-) -> list[ClaimedEvent]:
-    """Claim up to ``limit`` due events (oldest due first; only ``event_id`` when given), holding
-    each until ``until``; one statement, whatever the backend."""
+def claim_due(*, now: datetime, until: datetime, limit: int) -> list[ClaimedEvent]:
+    """Claim up to ``limit`` due events (oldest due first), holding each until ``until``; one
+    statement, whatever the backend."""
     adapt = connection.ops.adapt_datetimefield_value
-    params: list[Any] = [adapt(until), OutboxEvent.Status.PENDING, adapt(now)]
-    if event_id is not None:
-        pk = OutboxEvent._meta.pk
-        params.append(pk.get_db_prep_value(uuid.UUID(str(event_id)), connection))
-    params.append(limit)
+    params: list[Any] = [adapt(until), OutboxEvent.Status.PENDING, adapt(now), limit]
     with connection.cursor() as cursor:
-        cursor.execute(_claim_sql(by_id=event_id is not None), params)
+        cursor.execute(_claim_sql(), params)
         rows = cursor.fetchall()
     return [
         ClaimedEvent(

@@ -8,7 +8,6 @@ worker that was killed (their lease ran out). ``drain`` stops once nothing is du
 """
 
 import logging
-import socket
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from django.db import connection
 
 from pippa_memory.conf import memory_settings
 from pippa_memory.outbox.delivery import deliver_due
-from pippa_memory.outbox.doorbell import open_doorbell
+from pippa_memory.outbox.doorbell import Listener, open_doorbell
 
 logger = logging.getLogger(__name__)
 
@@ -84,15 +83,11 @@ def delivery_thread(bell: Doorbell, tally: WorkerTally, *, batch: int, drain: bo
         connection.close()
 
 
-def hear_rings(bell: Doorbell, listener: socket.socket, threads: list[threading.Thread]) -> None:
-    """Ring ``bell`` for every datagram on ``listener`` while the delivery threads run."""
-    listener.settimeout(0.5)
+def hear_rings(bell: Doorbell, listener: Listener, threads: list[threading.Thread]) -> None:
+    """Ring ``bell`` for every ring ``listener`` hears while the delivery threads run."""
     while not bell.stopping and any(t.is_alive() for t in threads):
-        try:
-            listener.recv(64)
-        except TimeoutError:
-            continue
-        bell.ring()
+        if listener.hear(0.5):
+            bell.ring()
 
 
 def run_worker(

@@ -3,7 +3,7 @@ pinned block holds a forgotten item is asked to re-pin at its next turn.
 
 A conversation's pin is a revision; its block is the stored :class:`~pippa_memory.models.MemoryBlock`
 of (soul, revision, the conversation's viewer), which lists the ids of the items it holds. For each
-block holding a forgotten id, the chats pinned to it get :func:`~pippa_memory.pins.pinning.request_repin`
+block holding a forgotten id, the chats pinned to it get :func:`~pippa_memory.pins.records.request_repin`
 with the reason ``forgotten``: their next turn pins the soul's head afresh. That moves the front of
 their prompt once, one prompt-cache miss, deliberate and recorded in the pin history. Chats whose
 block does not hold the item keep their pin and their bytes. Then every block that held the item
@@ -22,13 +22,8 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from pippa_memory.models import MemoryBlock
-from pippa_memory.pins.pinning import request_repin
+from pippa_memory.pins.records import FORGOTTEN, request_repin
 from webui.models import Conversation, Soul
-
-#: The pin history's reason for a re-pin after the block's item was forgotten.
-FORGOTTEN = "forgotten"
-#: The pin history's reason for a re-pin after the item was made private to its sayer.
-MADE_PRIVATE = "made_private"
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ the block would ride that conversation for life. So every forget, forget-member 
 first records an :class:`~pippa_memory.models.ItemTombstone` per item, in its own committed
 transaction, *before* the engine is asked; and the pin step checks a block's items against the
 tombstones that apply to its viewer, both before it stores the block and again once its pin is
-committed (:mod:`pippa_memory.pins.pinning`). Of the two orders, either the check sees the tombstone
+committed (:mod:`pippa_memory.pins.head`). Of the two orders, either the check sees the tombstone
 (and the block is refused), or the pin was committed before the tombstone, and so before the
 forget's scan, which then re-pins it.
 
@@ -26,14 +26,12 @@ from pippa_memory.models import ItemTombstone
 from webui.models import Soul
 
 
-def record_tombstones(
-    *, soul: Soul, item_ids: Iterable[str], keep_for_viewer: str = ""
-) -> list[int]:
+def record_tombstones(*, soul: Soul, item_ids: Iterable[str], spared_viewer: str = "") -> list[int]:
     """Record and commit a tombstone per item before the engine is asked to change it; returns
-    their ids, for :func:`withdraw_tombstones`. ``keep_for_viewer``: the owner of an item being
-    made private, whose own blocks may keep it."""
+    their ids, for :func:`withdraw_tombstones`. ``spared_viewer``: the owner of an item being
+    made private, whose own blocks may still hold it."""
     rows = [
-        ItemTombstone(soul=soul, item_id=item_id, keep_for_viewer=keep_for_viewer)
+        ItemTombstone(soul=soul, item_id=item_id, spared_viewer=spared_viewer)
         for item_id in sorted(set(item_ids))
     ]
     with transaction.atomic(durable=True):
@@ -47,7 +45,7 @@ def withdraw_tombstones(tombstone_ids: list[int]) -> None:
 
 def withdraw_made_private(*, soul: Soul, item_id: str) -> None:
     """An item made household again may be in anyone's block: its make-private tombstones go."""
-    ItemTombstone.objects.filter(soul=soul, item_id=item_id).exclude(keep_for_viewer="").delete()
+    ItemTombstone.objects.filter(soul=soul, item_id=item_id).exclude(spared_viewer="").delete()
 
 
 def tombstoned_items(*, soul_id: int, viewer: str, items: Iterable[str]) -> set[str]:
@@ -58,6 +56,6 @@ def tombstoned_items(*, soul_id: int, viewer: str, items: Iterable[str]) -> set[
     if not wanted:
         return set()
     found = ItemTombstone.objects.filter(soul_id=soul_id, item_id__in=wanted).values_list(
-        "item_id", "keep_for_viewer"
+        "item_id", "spared_viewer"
     )
     return {item_id for item_id, kept_for in found if not kept_for or kept_for != viewer}

@@ -37,7 +37,7 @@ def has_questions_out(conversation: Conversation) -> bool:
 
 
 def record_ask(*, conversation: Conversation, ask_id: str, question: str) -> None:
-    """Keep an ask the engine took, and raise the conversation's :data:`QUESTIONS_OUT`, together."""
+    """Record an ask the engine took, and raise the conversation's :data:`QUESTIONS_OUT`, together."""
     with transaction.atomic():
         PendingAsk.objects.get_or_create(
             ask_id=ask_id, defaults={"conversation": conversation, "question": question}
@@ -45,19 +45,19 @@ def record_ask(*, conversation: Conversation, ask_id: str, question: str) -> Non
         conversation.set_extension_flag(QUESTIONS_OUT, raised=True)
 
 
-def ready_answers(conversation: Conversation, *, budget: float) -> list[dict[str, Any]]:
+def fetch_ready_answers(conversation: Conversation, *, budget: float) -> list[dict[str, Any]]:
     """Answers ready for ``conversation``; empty when there are none or the engine is absent."""
     if budget <= 0 or not has_questions_out(conversation):
         return []
-    answer = call_engine(
+    outcome = call_engine(
         "GET",
         f"/v1/conversations/{conversation.id}/answers",
         schema=contract.ANSWERS,
         budget=budget,
     )
-    if not answer.ok:
+    if not outcome.ok:
         return []
-    return answer.data["answers"]
+    return outcome.data["answers"]
 
 
 def slot_text(answers: list[dict[str, Any]]) -> str:
@@ -71,7 +71,7 @@ def slot_text(answers: list[dict[str, Any]]) -> str:
 def record_delivery(
     conversation: Conversation, answers: list[dict[str, Any]], *, reply: Message
 ) -> int:
-    """Keep each answer with the reply whose slot carried it, in the reply's transaction; an
+    """Record each answer with the reply whose slot carried it, in the reply's transaction; an
     answer that rides again (its acknowledgement failed) stays with the first reply. Returns how
     many were recorded."""
     recorded = 0

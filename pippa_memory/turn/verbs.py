@@ -8,7 +8,7 @@ from typing import Any
 
 from pippa_memory.conf import memory_settings
 from pippa_memory.engine import contract
-from pippa_memory.engine.client import EngineAnswer, call_engine
+from pippa_memory.engine.client import EngineOutcome, call_engine
 from pippa_memory.engine.members import may_see, member_name, resolved_scope, viewer_id
 from pippa_memory.models import Scope
 from pippa_memory.turn.answers import record_ask
@@ -23,10 +23,10 @@ def memory_unavailable(reason: str, message: str) -> dict[str, Any]:
     return {"error": "memory_unavailable", "reason": reason, "message": message}
 
 
-def unavailable_from(answer: EngineAnswer) -> dict[str, Any]:
+def unavailable_from(outcome: EngineOutcome) -> dict[str, Any]:
     return memory_unavailable(
-        answer.reason or "engine_error",
-        f"Memory could not be reached ({answer.detail or answer.reason}); carry on without it, "
+        outcome.reason or "engine_error",
+        f"Memory could not be reached ({outcome.detail or outcome.reason}); carry on without it, "
         "and do not claim to remember what you could not look up.",
     )
 
@@ -65,7 +65,7 @@ def recall(*, conversation: Conversation, text: str, budget: float) -> dict[str,
     delivered meanwhile is found by the engine rather than missed by both)."""
     pending = on_its_way(conversation, text)
     viewer = viewer_id(conversation)
-    answer = call_engine(
+    outcome = call_engine(
         "POST",
         "/v1/recall",
         body={
@@ -78,9 +78,9 @@ def recall(*, conversation: Conversation, text: str, budget: float) -> dict[str,
         schema=contract.RECALL,
         budget=budget,
     )
-    if not answer.ok:
-        return with_on_its_way(unavailable_from(answer), pending, found=[])
-    data = answer.data
+    if not outcome.ok:
+        return with_on_its_way(unavailable_from(outcome), pending, found=[])
+    data = outcome.data
     visible = [item for item in data["items"] if may_see(viewer, item)]
     if len(visible) < len(data["items"]):
         logger.error(
@@ -88,7 +88,7 @@ def recall(*, conversation: Conversation, text: str, budget: float) -> dict[str,
             "they were dropped [request %s].",
             conversation.pk,
             len(data["items"]) - len(visible),
-            answer.request_id,
+            outcome.request_id,
         )
     items = [recall_item(item) for item in visible]
     result = recall_result(match=data["match"], fallback=data["fallback"], items=items, text=text)
@@ -117,7 +117,7 @@ def recall_result(
 def ask(*, conversation: Conversation, text: str, budget: float) -> dict[str, Any]:
     """Hand a question to the engine, answered from what the viewer may see; its answer rides a
     later turn."""
-    answer = call_engine(
+    outcome = call_engine(
         "POST",
         "/v1/asks",
         body={
@@ -129,11 +129,11 @@ def ask(*, conversation: Conversation, text: str, budget: float) -> dict[str, An
         schema=contract.ASK,
         budget=budget,
     )
-    if not answer.ok:
-        return unavailable_from(answer)
-    record_ask(conversation=conversation, ask_id=answer.data["ask_id"], question=text)
+    if not outcome.ok:
+        return unavailable_from(outcome)
+    record_ask(conversation=conversation, ask_id=outcome.data["ask_id"], question=text)
     return {
         "status": "asked",
-        "ask_id": answer.data["ask_id"],
+        "ask_id": outcome.data["ask_id"],
         "message": "Your memory will answer this with a later turn; you need not wait for it.",
     }

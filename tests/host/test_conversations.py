@@ -396,13 +396,13 @@ def test_a_search_too_long_is_a_400_naming_q(
     }
 
 
-def test_a_search_with_a_nul_finds_as_if_it_were_a_space(
+def test_a_search_with_a_nul_is_refused_as_a_400_naming_the_field(
     auth_client: APIClient, listed: dict[str, Conversation]
 ) -> None:
     response = auth_client.get("/api/conversations/", {"q": "tea\x00plans"})
 
-    assert response.status_code == 200
-    assert titles(response) == ["Tea plans"]
+    assert response.status_code == 400
+    assert response.json()["error"]["details"] == {"nul": ["the query string field 'q'"]}
 
 
 def test_the_page_says_a_search_is_too_long(

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.db import DatabaseError
 
+from provider_doubles import USAGE, Kit, strip_cache_markers, strip_slot
 from webui.extensions import TurnContext, TurnExtension
 from webui.ledger import recorder
 from webui.ledger.recorder import stable_prefix
@@ -29,7 +30,6 @@ from .test_vessel_contract import chat as chat  # noqa: F401 (a fixture)
 from .test_vessel_contract import kit as kit  # noqa: F401 (a fixture)
 from .test_vessel_contract import provider as provider  # noqa: F401 (a fixture)
 from .test_vessel_contract import vessel as vessel  # noqa: F401 (a fixture)
-from .vessel_kits import USAGE, Kit, strip_cache_markers, strip_slot
 
 pytestmark = pytest.mark.django_db
 

@@ -24,6 +24,7 @@ import responses
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
+from provider_doubles import Kit, OpenAICompatibleKit, OpenAIKit, OpenAIResponsesKit, kit_vessel
 from webui.models import Conversation, Soul, Vessel
 from webui.prompt.types import HistoryMessage, Prompt, ToolRound, ToolUse
 from webui.turns.service import run_turn
@@ -31,7 +32,6 @@ from webui.vessels.registry import adapter_for
 from webui.vessels.streaming import ReplyDone
 
 from .conftest import RECORDING_TOOL
-from .vessel_kits import Kit, OpenAICompatibleKit, OpenAIKit, OpenAIResponsesKit, kit_vessel
 
 pytestmark = pytest.mark.django_db
 

@@ -11,6 +11,7 @@ import responses
 from django.contrib.auth.models import Permission
 from rest_framework.test import APIClient
 
+from provider_doubles import HTTP_KITS, Kit
 from webui.models import Conversation, Soul, Vessel
 from webui.prompt.types import Prompt
 from webui.text.redaction import (
@@ -21,8 +22,6 @@ from webui.text.redaction import (
 )
 from webui.vessels.errors import VesselError
 from webui.vessels.registry import adapter_for
-
-from .vessel_kits import HTTP_KITS, Kit
 
 pytestmark = pytest.mark.django_db
 

@@ -11,9 +11,8 @@ import pytest
 import responses
 from rest_framework.test import APIClient
 
+from provider_doubles import HTTP_KITS, Kit, kit_vessel
 from webui.models import Conversation, Message, Soul
-
-from .vessel_kits import HTTP_KITS, Kit, kit_vessel
 
 pytestmark = pytest.mark.django_db
 

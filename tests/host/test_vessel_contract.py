@@ -1,7 +1,7 @@
 """One contract, seven adapters: every vessel runs the same turns, renders the tool in its own
 format, replays tool rounds in its own shapes, keeps its requests byte-stable, and answers in
 structured mode with tools off. Providers are mocked with ``responses`` using their documented
-payloads (see ``vessel_kits.py``); the offline vessel answers itself."""
+payloads (see ``provider_doubles/``); the offline vessel answers itself."""
 
 import json
 from collections.abc import Iterator
@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import responses
 
+from provider_doubles import ALL_KITS, HTTP_KITS, Kit, strip_cache_markers, strip_slot
 from webui.models import Conversation, Soul, Vessel
 from webui.prompt.types import Prompt
 from webui.text.canonical import canonical_json
@@ -19,7 +20,6 @@ from webui.vessels.offline import OfflineAdapter
 from webui.vessels.registry import adapter_for
 
 from .conftest import RECORDING_TOOL
-from .vessel_kits import ALL_KITS, HTTP_KITS, Kit, strip_cache_markers, strip_slot
 
 pytestmark = pytest.mark.django_db
 

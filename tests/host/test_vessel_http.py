@@ -12,13 +12,12 @@ import pytest
 import responses
 from django.core import checks
 
+from provider_doubles import HTTP_KITS, USAGE, Kit
 from webui.models import Vessel
 from webui.prompt.types import Prompt, ToolDefinition
 from webui.vessels import http
 from webui.vessels.errors import VesselConfigurationError, VesselError
 from webui.vessels.registry import adapter_for
-
-from .vessel_kits import HTTP_KITS, USAGE, Kit
 
 pytestmark = pytest.mark.django_db
 
@@ -239,7 +238,7 @@ class TestHTTPAdapterContract:
 def test_quota_exhausted_is_not_retried(
     rsps: responses.RequestsMock, slept: list[float], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from .vessel_kits import OpenAIKit
+    from provider_doubles import OpenAIKit
 
     kit = OpenAIKit()
     monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")
@@ -287,7 +286,7 @@ def test_an_openai_compatible_vessel_needs_a_base_url() -> None:
 def test_anthropic_marks_the_stable_prefix_for_its_cache(
     rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from .vessel_kits import AnthropicKit
+    from provider_doubles import AnthropicKit
 
     kit = AnthropicKit()
     monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")
@@ -310,9 +309,8 @@ def test_anthropic_marks_the_stable_prefix_for_its_cache(
 def test_anthropic_marks_the_turns_tool_rounds_so_the_next_call_reads_them_from_its_cache(
     rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from provider_doubles import AnthropicKit
     from webui.prompt.types import ToolRound, ToolUse
-
-    from .vessel_kits import AnthropicKit
 
     kit = AnthropicKit()
     monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")
@@ -341,7 +339,7 @@ def test_anthropic_marks_the_turns_tool_rounds_so_the_next_call_reads_them_from_
 def test_openai_family_requests_carry_the_conversation_as_prompt_cache_key(
     adapter: str, rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from .vessel_kits import OpenAICompatibleKit, OpenAIKit, OpenAIResponsesKit
+    from provider_doubles import OpenAICompatibleKit, OpenAIKit, OpenAIResponsesKit
 
     kit = {"openai": OpenAIKit, "openai_responses": OpenAIResponsesKit}.get(
         adapter, OpenAICompatibleKit
@@ -365,9 +363,8 @@ def test_openai_family_requests_carry_the_conversation_as_prompt_cache_key(
 def test_gemini_sends_the_thought_signature_back_and_derives_distinct_stable_ids(
     rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from provider_doubles import GeminiKit
     from webui.prompt.types import ToolRound, ToolUse
-
-    from .vessel_kits import GeminiKit
 
     kit = GeminiKit()
     monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")
@@ -485,7 +482,7 @@ def test_a_vessel_cannot_borrow_the_projects_own_secrets_as_its_key(
 def test_a_pasted_key_with_a_newline_is_trimmed_not_leaked(
     rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from .vessel_kits import AnthropicKit
+    from provider_doubles import AnthropicKit
 
     kit = AnthropicKit()
     monkeypatch.setenv("TEST_PROVIDER_KEY", " sk-test-SECRET\n")
@@ -519,7 +516,7 @@ def test_a_key_that_cannot_be_a_header_fails_without_quoting_it(
 def test_an_answer_of_an_unexpected_shape_is_a_clear_error(
     rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from .vessel_kits import AnthropicKit
+    from provider_doubles import AnthropicKit
 
     kit = AnthropicKit()
     monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")

@@ -10,9 +10,8 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from rest_framework.test import APIClient
 
+from provider_doubles import AnthropicKit
 from webui.models import Soul, Vessel
-
-from .vessel_kits import AnthropicKit
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ event with the cached tokens kept, and a ``ReplyDone`` that is exactly the reply
 gives for the same answer. An error the provider sends mid-answer, a cut connection and a body
 that ends early are ``VesselError``s; retries happen only before the body begins; closing the
 stream closes the connection. Providers are mocked with ``responses`` serving streamed bodies
-shaped as each provider documents (``vessel_kits.py``), a few bytes a read."""
+shaped as each provider documents (``provider_doubles/``), a few bytes a read."""
 
 import dataclasses
 import io
@@ -16,6 +16,16 @@ import pytest
 import requests
 import responses
 
+from provider_doubles import (
+    ALL_KITS,
+    HTTP_KITS,
+    USAGE,
+    Kit,
+    OpenAICompatibleKit,
+    PacedBody,
+    kit_vessel,
+    paced,
+)
 from webui.models import Vessel
 from webui.prompt.types import Prompt, ToolDefinition
 from webui.text.canonical import canonical_bytes
@@ -29,16 +39,6 @@ from webui.vessels.streaming import ReplyDone, StreamEvent, TextDelta, ToolCallS
 from .test_vessel_http import (
     PROMPT,
     dripping_server,  # noqa: F401  (a real loopback server)
-)
-from .vessel_kits import (
-    ALL_KITS,
-    HTTP_KITS,
-    USAGE,
-    Kit,
-    OpenAICompatibleKit,
-    PacedBody,
-    kit_vessel,
-    paced,
 )
 
 pytestmark = pytest.mark.django_db
@@ -324,7 +324,7 @@ class TestAStreamThatFails:
 def test_closing_the_stream_early_closes_the_connection(
     rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from .vessel_kits import AnthropicKit
+    from provider_doubles import AnthropicKit
 
     kit = AnthropicKit()
     raw = PacedBody(kit.frame(kit.stream_records([], TEXT)))

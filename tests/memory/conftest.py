@@ -24,7 +24,7 @@ def engine() -> Iterator[ReferenceEngine]:
 @pytest.fixture(autouse=True)
 def _fresh_breaker() -> Iterator[None]:
     """A fresh breaker, and no rendered blocks remembered from another test's database rows."""
-    from pippa_memory.pins.pinning import RENDERED
+    from pippa_memory.pins.turn_block import RENDERED
 
     BREAKER.reset()
     RENDERED.clear()

@@ -138,7 +138,7 @@ def test_a_brain_calls_answer_and_attempts_are_withheld_from_every_account(
         request_id="req-private",
         outcome="answered",
         status_code=200,
-        response_body={"output": {"block": "Alice is planning a surprise party for Bob."}},
+        response_body='{"output": {"block": "Alice is planning a surprise party for Bob."}}',
         attempts=[
             {
                 "vessel": "cloud",

@@ -2,20 +2,22 @@
 Webhooks signatures, with fixed schemas, one repair, replays, audit rows and clear errors."""
 
 import base64
+import hashlib
 import json
 import time
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 import requests
 import responses
 from django.test import Client
+from django.utils import timezone
 from standardwebhooks import Webhook
 
 from pippa_memory.models import BrainCall
-from tests.host.vessel_kits import AnthropicKit
+from provider_doubles import AnthropicKit
 from webui.models import Soul, Vessel
 
 pytestmark = pytest.mark.django_db
@@ -500,13 +502,12 @@ def test_a_replayed_webhook_id_gets_the_stored_answer_without_running_again(clau
 
 def test_a_replay_while_the_first_call_runs_is_a_409(offline: Vessel) -> None:
     raw = json.dumps({"role": "decide", "soul": "pippa", "input": DECIDE}).encode()
-    import hashlib
-
     BrainCall.objects.create(
         request_id="r" * 32,
         webhook_id="msg_running",
         body_sha256=hashlib.sha256(raw).hexdigest(),
         outcome="running",
+        lease_until=timezone.now() + timedelta(seconds=10),
     )
 
     response = Client().post(

@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 
 from pippa_memory.brain import views
-from pippa_memory.brain.service import BrainAnswer
+from pippa_memory.brain.service import Judgement
 from pippa_memory.models import BrainCall
 from webui.models import Vessel
 
@@ -124,7 +124,7 @@ def test_a_body_past_djangos_own_cap_is_a_413_with_an_audit_row(
 def test_an_unexpected_failure_is_a_500_in_the_doors_shape_and_the_row_ends_failed(
     offline: Vessel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(body: Any) -> BrainAnswer:
+    def broken(body: Any, *, deadline_at: float) -> Judgement:
         raise KeyError("something nobody planned for")
 
     monkeypatch.setattr(views, "run_judgement", broken)
@@ -136,7 +136,7 @@ def test_an_unexpected_failure_is_a_500_in_the_doors_shape_and_the_row_ends_fail
     assert "KeyError" in error["message"]
     row = BrainCall.objects.get()
     assert (row.outcome, row.status_code) == ("failed", 500)
-    assert row.response_body["error"]["code"] == "internal_error"
+    assert json.loads(row.response_body)["error"]["code"] == "internal_error"
     assert row.latency_ms is not None
     replay = post_signed(raw, webhook_id="msg_broken")
     assert (replay.status_code, replay["Idempotent-Replayed"]) == (500, "true")
@@ -145,7 +145,7 @@ def test_an_unexpected_failure_is_a_500_in_the_doors_shape_and_the_row_ends_fail
 def test_an_answer_that_cannot_be_stored_still_ends_the_row_failed(
     offline: Vessel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    answer = BrainAnswer(
+    answer = Judgement(
         output={"choice": "tea\ud800"},
         vessel="offline",
         model="m",
@@ -153,7 +153,7 @@ def test_an_answer_that_cannot_be_stored_still_ends_the_row_failed(
         repaired=False,
         synthetic=False,
     )
-    monkeypatch.setattr(views, "run_judgement", lambda body: answer)
+    monkeypatch.setattr(views, "run_judgement", lambda body, deadline_at: answer)
 
     response = call_door({"role": "decide", "soul": "pippa", "input": DECIDE})
 
@@ -186,8 +186,11 @@ def test_a_webhook_id_with_a_nul_is_refused_not_folded_into_another(offline: Ves
 
     response = post_signed(raw, webhook_id="msg_a\x00b")
 
-    assert_door_error(response, 400, "invalid_webhook_id")
+    # Refused at the site's door, like a NUL in any header (webui/web/nul_guard.py).
+    error = assert_door_error(response, 400, "invalid")
+    assert "Webhook-Id" in error["message"]
     assert "Idempotent-Replayed" not in response
+    assert BrainCall.objects.count() == 1
 
 
 @pytest.fixture

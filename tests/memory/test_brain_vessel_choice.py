@@ -12,7 +12,7 @@ import responses
 from django.test import Client
 
 from pippa_memory.models import BrainCall
-from tests.host.vessel_kits import AnthropicKit
+from provider_doubles import AnthropicKit
 from tests.memory.test_brain_door import DECIDE, GOOD, answer_with, call_door
 from tests.memory.test_brain_door import claude as claude  # noqa: F401 (a fixture)
 from tests.memory.test_brain_door import door as door  # noqa: F401 (an autouse fixture)
@@ -46,7 +46,7 @@ def fail_with(rsps: Any, kind: str) -> None:
 
 
 @responses.activate
-def test_a_named_vessel_that_answers_non_json_twice_is_the_doors_502_not_the_offline_answer(
+def test_a_named_vessel_that_answers_non_json_twice_is_the_doors_502_not_the_offline_output(
     claude: Vessel,
     offline: Vessel,
 ) -> None:

@@ -8,16 +8,17 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import requests
 from django.utils import timezone
 
 from pippa_memory.items import services
 from pippa_memory.models import ItemTombstone, MemoryBlock, sha256_of
-from pippa_memory.pins import pinning
+from pippa_memory.pins import head, records, repins, turn_block
 from pippa_memory.pins.tombstones import record_tombstones
 from reference_engine import ReferenceEngine
 from webui.models import Conversation
 
-from .household_memory import add_memory
+from .household_memory import HEADERS, add_memory
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +32,7 @@ def bob(make_user: Any) -> Any:
 
 @pytest.fixture(autouse=True)
 def nothing_rendered() -> None:
-    pinning.RENDERED.clear()
+    turn_block.RENDERED.clear()
 
 
 def blocks_holding(item_id: str) -> list[MemoryBlock]:
@@ -57,13 +58,13 @@ def once(action: Callable[[], Any]) -> Callable[[], None]:
 
 def run_before_store(monkeypatch: pytest.MonkeyPatch, action: Callable[[], Any]) -> None:
     """Run ``action`` after the head was fetched and checked, just before its block is stored."""
-    real, first = pinning.store_block, once(action)
+    real, first = head.store_block, once(action)
 
     def store(**kwargs: Any) -> MemoryBlock:
         first()
         return real(**kwargs)
 
-    monkeypatch.setattr(pinning, "store_block", store)
+    monkeypatch.setattr(head, "store_block", store)
 
 
 def run_after_head(
@@ -71,7 +72,7 @@ def run_after_head(
 ) -> None:
     """Run ``action`` once the engine answered the first head; with ``keep_answering_stale``,
     every later head call gets that first (stale) answer again."""
-    real, first, answers = pinning.call_engine, once(action), []
+    real, first, answers = head.call_engine, once(action), []
 
     def call(method: str, path: str, **kwargs: Any) -> Any:
         if "/head" not in path:
@@ -82,7 +83,7 @@ def run_after_head(
         first()
         return answers[-1]
 
-    monkeypatch.setattr(pinning, "call_engine", call)
+    monkeypatch.setattr(head, "call_engine", call)
 
 
 def test_a_forget_landing_between_the_head_and_the_store_never_rides_the_conversation(
@@ -94,14 +95,14 @@ def test_a_forget_landing_between_the_head_and_the_store_never_rides_the_convers
         monkeypatch, lambda: services.forget_item(soul=bobs.soul, user=user, item_id=forgotten)
     )
 
-    pinning.settle_turn_pin(bobs)
+    turn_block.settle_turn_pin(bobs)
 
-    assert the_pin(bobs) == (None, pinning.STALE_BLOCK)
-    assert pinning.pinned_block(bobs) is None
+    assert the_pin(bobs) == (None, records.STALE_BLOCK)
+    assert turn_block.pinned_block(bobs) is None
     assert blocks_holding(forgotten) == []
-    pinning.settle_turn_pin(bobs)  # the next turn asks again
-    assert the_pin(bobs)[1] == pinning.ENGINE_RECOVERED
-    assert SECRET not in pinning.pinned_block(bobs)
+    turn_block.settle_turn_pin(bobs)  # the next turn asks again
+    assert the_pin(bobs)[1] == records.ENGINE_RECOVERED
+    assert SECRET not in turn_block.pinned_block(bobs)
     assert blocks_holding(forgotten) == []
 
 
@@ -115,15 +116,15 @@ def test_an_item_made_private_while_a_head_is_fetched_is_refused_and_the_head_as
     )
     run_after_head(monkeypatch, make_private, keep_answering_stale=False)
 
-    pinning.settle_turn_pin(bobs)
-    pinning.settle_turn_pin(alices)
+    turn_block.settle_turn_pin(bobs)
+    turn_block.settle_turn_pin(alices)
 
     revision, reason = the_pin(bobs)
     assert revision is not None
     assert reason == ""
-    assert SECRET not in pinning.pinned_block(bobs)
+    assert SECRET not in turn_block.pinned_block(bobs)
     assert [block.viewer for block in blocks_holding(shared)] == [str(user.pk)]
-    assert SECRET in pinning.pinned_block(alices)  # the owner's own blocks keep it
+    assert SECRET in turn_block.pinned_block(alices)  # the owner's own blocks keep it
 
 
 def test_a_head_still_stale_when_asked_again_pins_absent_as_an_engine_failure(
@@ -134,11 +135,11 @@ def test_a_head_still_stale_when_asked_again_pins_absent_as_an_engine_failure(
     forget = lambda: services.forget_item(soul=bobs.soul, user=user, item_id=forgotten)  # noqa: E731
     run_after_head(monkeypatch, forget, keep_answering_stale=True)
 
-    pinning.settle_turn_pin(bobs)
+    turn_block.settle_turn_pin(bobs)
 
-    assert the_pin(bobs) == (None, pinning.STALE_BLOCK)
+    assert the_pin(bobs) == (None, records.STALE_BLOCK)
     assert blocks_holding(forgotten) == []
-    assert pinning.absent_because_engine_failed(bobs)
+    assert repins.absent_because_engine_failed(bobs)
 
 
 def test_a_stored_block_holding_a_tombstoned_item_is_repinned_as_forgotten_at_a_later_turn(
@@ -153,12 +154,37 @@ def test_a_stored_block_holding_a_tombstoned_item_is_repinned_as_forgotten_at_a_
     bobs.refresh_from_db()
     record_tombstones(soul=bobs.soul, item_ids={"m-gone"})
 
-    pinning.settle_turn_pin(bobs)
+    turn_block.settle_turn_pin(bobs)
 
     revision, reason = the_pin(bobs)
     assert revision not in (None, "r-old")
-    assert reason == pinning.FORGOTTEN
-    assert SECRET not in pinning.pinned_block(bobs)
+    assert reason == records.FORGOTTEN
+    assert SECRET not in turn_block.pinned_block(bobs)
+
+
+def test_a_cached_block_holding_a_tombstoned_item_is_repinned_as_forgotten_at_a_later_turn(
+    memory_on: ReferenceEngine, user: Any, bob: Any, make_conversation: Any
+) -> None:
+    forgotten = add_memory(memory_on, SECRET, by=user)
+    bobs = make_conversation(viewer=bob)
+    turn_block.settle_turn_pin(bobs)
+    assert SECRET in turn_block.pinned_block(bobs)
+    assert turn_block.RENDERED.get(turn_block.rendered_key(bobs)) is not None  # kept warm
+    # A forget the engine applied but whose answer never came back: its tombstone stays, and no
+    # re-pin was requested, so only the check of the cached block stands between it and the prompt.
+    record_tombstones(soul=bobs.soul, item_ids={forgotten})
+    gone = requests.delete(
+        f"{memory_on.url}/v1/souls/pippa/items/{forgotten}?viewer={user.pk}",
+        headers=HEADERS,
+        timeout=5,
+    )
+    assert gone.status_code == 200, gone.text
+
+    cause = turn_block.settle_turn_pin(bobs, later_turn=True)
+
+    revision, reason = the_pin(bobs)
+    assert (cause, reason) == (records.FORGOTTEN, records.FORGOTTEN)
+    assert SECRET not in (turn_block.pinned_block(bobs) or "")
 
 
 def test_a_forget_the_engine_refuses_withdraws_its_tombstone(

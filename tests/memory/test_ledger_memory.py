@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import responses
 
-from pippa_memory.pins.pinning import request_repin
+from pippa_memory.pins.records import request_repin
+from provider_doubles import ALL_KITS, kit_vessel
 from reference_engine import ReferenceEngine
 from tests.host.test_vessel_contract import TURNS
-from tests.host.vessel_kits import ALL_KITS, kit_vessel
 from webui.models import Conversation, Soul, VesselCall
 from webui.turns.service import run_turn
 

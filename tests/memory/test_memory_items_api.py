@@ -337,9 +337,9 @@ def test_listing_and_finding_drop_an_item_the_viewer_may_not_see_even_if_the_eng
     leaky = {"items": [secret, shared], "next": None, "revision": "r9"}
     memory_on.set_fault("wrong_shape", paths=["/v1/souls/pippa/items"], body=leaky)
 
-    page = services.list_items(soul=soul, user=user)
+    page = services.fetch_items_page(soul=soul, user=user)
     with pytest.raises(services.MemoryRefusal) as refusal:
-        services.find_item(soul=soul, viewer=str(user.pk), item_id="m-bob")
+        services.fetch_item(soul=soul, viewer=str(user.pk), item_id="m-bob")
 
     assert [item.id for item in page.items] == ["m-home"]
     assert refusal.value.code == "not_found"

@@ -11,8 +11,8 @@ import pytest
 from django.utils import timezone
 
 from pippa_memory.models import MemberPreference, MemoryBlock, OutboxEvent, PinRecord
-from pippa_memory.outbox.delivery import deliver_turn_event
-from pippa_memory.pins.pinning import RENDERED
+from pippa_memory.outbox.delivery import deliver_due
+from pippa_memory.pins.turn_block import RENDERED
 from reference_engine import ReferenceEngine
 from webui.models import Conversation, ScheduledJob, Soul, Vessel
 from webui.turns.service import run_turn
@@ -26,8 +26,8 @@ SHARED = "The spare key is under the blue pot."
 
 def deliver_all() -> None:
     """Deliver every pending turn event to the engine, as the outbox worker would."""
-    for event_id in OutboxEvent.objects.filter(status="pending").values_list("id", flat=True):
-        assert deliver_turn_event(str(event_id)).outcome == "delivered"
+    pending = OutboxEvent.objects.filter(status="pending").count()
+    assert [o.kind for o in deliver_due(limit=pending + 1)] == ["delivered"] * pending
 
 
 def said(conversation: Conversation, text: str) -> Any:

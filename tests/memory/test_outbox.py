@@ -14,10 +14,10 @@ from django.test import Client
 from django.utils import timezone
 
 from pippa_memory.models import OutboxEvent
-from pippa_memory.outbox.delivery import deliver_turn_event
+from pippa_memory.outbox.delivery import deliver_due, delivery_lease
 from pippa_memory.outbox.events import sweep_outbox
+from provider_doubles import ALL_KITS, kit_vessel
 from reference_engine import ReferenceEngine
-from tests.host.vessel_kits import ALL_KITS, kit_vessel
 from webui.models import Conversation, Message
 from webui.turns.service import run_turn
 
@@ -39,9 +39,16 @@ def make_all_due() -> None:
     OutboxEvent.objects.filter(status="pending").update(next_attempt_at=timezone.now())
 
 
+def kinds(outcomes: list[Any]) -> list[str]:
+    return [outcome.kind for outcome in outcomes]
+
+
 def deliver_all_due() -> list[str]:
-    ids = OutboxEvent.objects.values_list("id", flat=True)
-    return [deliver_turn_event(str(i)).outcome for i in ids]
+    """One attempt of every event due now, each claimed on its own as a worker of batch 1 would."""
+    now, made = timezone.now(), []
+    while outcomes := deliver_due(limit=1, now=now):
+        made += kinds(outcomes)
+    return made
 
 
 # -- the receiver ------------------------------------------------------------------------------
@@ -195,7 +202,7 @@ def test_a_delivered_event_reaches_the_engine_with_its_id_as_idempotency_key(
     run_turn(conversation=conversation, text="remember Ada likes jam")
     event = OutboxEvent.objects.get()
 
-    assert deliver_turn_event(str(event.id)).outcome == "delivered"
+    assert kinds(deliver_due(limit=10)) == ["delivered"]
 
     event.refresh_from_db()
     assert (event.status, event.attempts, event.last_status) == ("delivered", 1, 202)
@@ -203,7 +210,7 @@ def test_a_delivered_event_reaches_the_engine_with_its_id_as_idempotency_key(
     assert posted["headers"]["Idempotency-Key"] == str(event.id)
     assert posted["body"] == event.payload
     assert [m.text for m in memory_on.state.souls["pippa"].memories] == ["Ada likes jam"]
-    assert deliver_turn_event(str(event.id)).outcome == "skipped"
+    assert deliver_due(limit=10) == []  # delivered: never claimed again
 
 
 @pytest.mark.parametrize(
@@ -223,7 +230,7 @@ def test_engine_answers_are_classified(
     event = OutboxEvent.objects.get(message_id=assistant_row(conversation).id)
     memory_on.set_fault("error", status=status, paths=["/v1/events"])
 
-    assert deliver_turn_event(str(event.id)).outcome == outcome
+    assert kinds(deliver_due(limit=10)) == [outcome]
 
     event.refresh_from_db()
     expected_status = {"delivered": "delivered", "dead": "dead", "retry": "pending"}[outcome]
@@ -241,11 +248,11 @@ def test_retry_after_is_honoured(memory_on: ReferenceEngine, conversation: Conve
     memory_on.set_fault("throttle", retry_after=120)
     before = timezone.now()
 
-    result = deliver_turn_event(str(event.id))
+    (result,) = deliver_due(limit=10)
 
     event.refresh_from_db()
-    assert result.outcome == "retry"
-    assert result.retry_at == event.next_attempt_at
+    assert result.kind == "retry"
+    assert result.next_attempt_at == event.next_attempt_at
     assert event.next_attempt_at >= before + timedelta(seconds=120)
     assert event.last_status == 429
 
@@ -258,17 +265,16 @@ def test_only_a_retry_says_when_to_retry(
     if status != 200:
         memory_on.set_fault("error", status=status, paths=["/v1/events"])
 
-    result = deliver_turn_event(str(event.id))
+    (result,) = deliver_due(limit=10)
 
-    assert result.outcome == {200: "delivered", 410: "dead"}[status]
-    assert result.retry_at is None
+    assert result.event.id == str(event.id)
+    assert result.kind == {200: "delivered", 410: "dead"}[status]
+    assert result.next_attempt_at is None
 
 
 def test_a_retried_event_is_claimed_again_only_once_it_is_due(
     memory_on: ReferenceEngine, conversation: Conversation
 ) -> None:
-    from pippa_memory.outbox.delivery import deliver_due
-
     event = OutboxEvent.objects.get(message_id=assistant_row(conversation).id)
     memory_on.set_fault("throttle", retry_after=120)
     assert [o.kind for o in deliver_due(limit=10)] == ["retry"]
@@ -294,8 +300,6 @@ def queries_of(run: Any) -> list[str]:
 def test_a_batch_is_claimed_in_one_query_and_recorded_in_one_per_outcome(
     memory_on: ReferenceEngine, conversation: Conversation
 ) -> None:
-    from pippa_memory.outbox.delivery import deliver_due
-
     for _ in range(10):
         assistant_row(conversation)
 
@@ -350,7 +354,7 @@ def test_an_event_still_failing_after_the_max_age_is_dead_and_reported(
         outcomes = []
         for _ in range(20):
             make_all_due()
-            outcomes.append(deliver_turn_event(str(event.id)).outcome)
+            outcomes.extend(kinds(deliver_due(limit=10)))
             if outcomes[-1] == "dead":
                 break
 
@@ -367,9 +371,9 @@ def test_a_reset_after_the_engine_processed_an_event_is_redelivered_once_in_effe
     event = OutboxEvent.objects.get()
     memory_on.set_fault("reset", paths=["/v1/events"], times=1)
 
-    assert deliver_turn_event(str(event.id)).outcome == "retry"
+    assert kinds(deliver_due(limit=10)) == ["retry"]
     make_all_due()
-    assert deliver_turn_event(str(event.id)).outcome == "delivered"
+    assert kinds(deliver_due(limit=10)) == ["delivered"]
 
     posts = [r for r in memory_on.received if r["path"] == "/v1/events"]
     assert [p["headers"]["Idempotency-Key"] for p in posts] == [str(event.id)] * 2
@@ -422,38 +426,19 @@ def test_a_crash_between_commit_and_ring_is_found_by_the_sweep(
     assert sweep_outbox() == 0
 
 
-def test_a_commit_rings_the_worker_after_it_and_only_then(
-    conversation: Conversation, django_capture_on_commit_callbacks: Any, configure: Any
-) -> None:
-    import socket
-
-    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.settimeout(5)
-    configure(OUTBOX_WAKE_ADDRESS=f"127.0.0.1:{listener.getsockname()[1]}")
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            assistant_row(conversation)
-            listener.setblocking(False)
-            with pytest.raises(BlockingIOError):
-                listener.recv(64)  # nothing before the commit
-            listener.settimeout(5)
-
-        assert listener.recv(64) == b"outbox"
-    finally:
-        listener.close()
-
-
 def test_a_claimed_delivery_is_not_taken_twice(
     memory_on: ReferenceEngine, conversation: Conversation
 ) -> None:
-    from pippa_memory.outbox.delivery import claim
+    from pippa_memory.outbox.queue import claim_due
 
     event = OutboxEvent.objects.get(message_id=assistant_row(conversation).id)
+    now = timezone.now()
 
-    assert claim(str(event.id), now=timezone.now()) is True
-    assert claim(str(event.id), now=timezone.now()) is False
-    assert deliver_turn_event(str(event.id)).outcome == "skipped"
+    assert [e.id for e in claim_due(now=now, until=now + delivery_lease(), limit=10)] == [
+        str(event.id)
+    ]
+    assert claim_due(now=now, until=now + delivery_lease(), limit=10) == []
+    assert deliver_due(limit=10) == []
     assert memory_on.received == []
 
 

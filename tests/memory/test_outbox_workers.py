@@ -18,8 +18,9 @@ from django.db import connection
 from django.utils import timezone
 
 from pippa_memory.models import OutboxEvent
-from pippa_memory.outbox.delivery import claim
+from pippa_memory.outbox.delivery import delivery_lease
 from pippa_memory.outbox.events import sweep_outbox
+from pippa_memory.outbox.queue import claim_due
 from reference_engine import ReferenceEngine
 from tests.live_servers import free_port
 from webui.models import Conversation
@@ -75,7 +76,7 @@ def wait_until_listening(worker: subprocess.Popen[str], *, timeout: float = 60.0
     """The worker's first line, once it says it runs (and hears rings); fails the test if not."""
     ready, _, _ = select.select([worker.stdout], [], [], timeout)
     line = worker.stdout.readline() if ready else ""
-    if "woken at" not in line:
+    if "woken by" not in line:
         worker.kill()
         pytest.fail(f"the worker did not start listening for rings: {line}{worker.stdout.read()}")
     return line
@@ -144,7 +145,8 @@ def test_an_event_a_lost_worker_claimed_is_due_again_once_its_lease_ends(
     run_turn(conversation=conversation, text="remember the claimed fact")
     event = OutboxEvent.objects.get()
     OutboxEvent.objects.filter(pk=event.pk).update(status="pending", delivered_at=None)
-    assert claim(str(event.id), now=timezone.now())  # ...and its worker dies
+    now = timezone.now()
+    assert claim_due(now=now, until=now + delivery_lease(), limit=1)  # ...and its worker dies
 
     assert sweep_outbox() == 0  # held by the lease
     event.refresh_from_db()

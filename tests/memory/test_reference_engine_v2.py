@@ -11,8 +11,8 @@ import pytest
 import requests
 
 from pippa_memory.engine import contract
-from pippa_memory.management.commands.memory_engine import Command
 from reference_engine import ReferenceEngine
+from webui.management.commands.memory_engine import Command
 
 from .engine_v2 import ALICE, BOB, call, get
 

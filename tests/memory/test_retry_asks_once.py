@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from pippa_memory.models import OutboxEvent, PendingAsk
-from pippa_memory.outbox.delivery import deliver_turn_event
+from pippa_memory.outbox.delivery import deliver_due
 from reference_engine import ReferenceEngine
 from tests.host.fakes import SecondRoundFailsOnce
 from webui.models import Conversation, TurnRound
@@ -48,8 +48,8 @@ def test_a_failing_second_round_and_a_retry_remember_once(
     assert not OutboxEvent.objects.exists()  # nothing reaches the engine from a failed turn
 
     retry_turn(conversation=conversation)
-    for event in OutboxEvent.objects.all():
-        assert deliver_turn_event(str(event.id)).outcome == "delivered"
+    events = OutboxEvent.objects.count()
+    assert [o.kind for o in deliver_due(limit=events + 1)] == ["delivered"] * events
 
     posted: list[Any] = [r for r in memory_on.received if r["path"] == "/v1/events"]
     assert len(posted) == 1

@@ -12,8 +12,8 @@ import responses
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from provider_doubles import AnthropicKit
 from reference_engine import ReferenceEngine
-from tests.host.vessel_kits import AnthropicKit
 from webui.models import Conversation, Soul, Vessel
 
 pytestmark = pytest.mark.django_db

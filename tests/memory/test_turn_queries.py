@@ -1,5 +1,7 @@
 """What memory costs a turn in SQL: one query more than memory off (the outbox row, in the turn's
-own transaction), the same at the 3rd turn as at the 40th, and no query for questions out."""
+own transaction), and one more when the pinned block holds items (its check against tombstones,
+made even when the block is kept in the process); the same at the 3rd turn as at the 40th, and no
+query for questions out."""
 
 from typing import Any
 
@@ -49,3 +51,18 @@ def test_a_later_turn_with_memory_on_adds_only_its_outbox_row(
     assert len(memory) == 1
     assert memory[0].startswith('INSERT INTO "pippa_memory_outboxevent"')
     assert not [r for r in memory_on.received if r["path"] != "/v1/souls/pippa/head"]
+
+
+def test_a_later_turn_whose_block_holds_items_adds_only_its_tombstone_check(
+    memory_on: ReferenceEngine, make_conversation: Any
+) -> None:
+    memory_on.state.remember("pippa", "Alice takes her tea with honey.")
+
+    queries = later_turn_queries(make_conversation(), at=3)
+
+    memory = [q for q in queries if "pippa_memory" in q]
+    assert len(queries) == HOST_QUERIES + 2, queries
+    assert len(memory) == 2, memory
+    assert memory[0].startswith("SELECT")
+    assert '"pippa_memory_itemtombstone"' in memory[0]
+    assert memory[1].startswith('INSERT INTO "pippa_memory_outboxevent"')

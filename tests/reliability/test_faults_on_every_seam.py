@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from pippa_memory.models import OutboxEvent, PendingAsk
-from pippa_memory.outbox.delivery import deliver_turn_event
+from pippa_memory.outbox.events import sweep_outbox
 from reference_engine import ReferenceEngine
 from webui.models import ScheduledJob, Soul, Vessel
 from webui.turns.service import run_turn
@@ -93,8 +93,7 @@ def test_events_under_fault_change_nothing_in_the_chat_and_are_delivered_later(
     healthy = run_turn(conversation=make_conversation(), text="remember the shed key")
     memory_on.set_fault(mode, paths=["/v1/events"], **options)
     faulted = run_turn(conversation=make_conversation(), text="remember the shed key")
-    for event in OutboxEvent.objects.all():
-        deliver_turn_event(str(event.id))
+    sweep_outbox()  # one attempt of every event, as the worker's poll makes
 
     assert faulted.assistant_message.content == healthy.assistant_message.content
     # Each turn made two vessel calls (a tool round); the faulted turn's first matches the healthy.
@@ -103,8 +102,7 @@ def test_events_under_fault_change_nothing_in_the_chat_and_are_delivered_later(
     assert sent_requests[2]["messages"] == sent_requests[0]["messages"]
     memory_on.reset()
     OutboxEvent.objects.filter(status="pending").update(next_attempt_at=timezone.now())
-    for event in OutboxEvent.objects.filter(status="pending"):
-        deliver_turn_event(str(event.id))
+    sweep_outbox()
     assert OutboxEvent.objects.filter(status="delivered").count() == 2
     assert set(memory_on.state.events) == {
         str(i) for i in OutboxEvent.objects.values_list("id", flat=True)

@@ -3,7 +3,8 @@
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -42,6 +43,12 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
             message=f"The body may be at most {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.",
             status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
         )
+    # Django's own 404 and 403 (get_object_or_404, a permission check) in the API's shape too,
+    # as DRF's NotFound and PermissionDenied are.
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
     response = exception_handler(exc, context)
     if response is None:
         return None

@@ -11,6 +11,7 @@ from tqdm import tqdm
 
 from pippa_memory.conf import memory_settings
 from pippa_memory.models import OutboxEvent
+from pippa_memory.outbox.doorbell import describe as describe_doorbell
 from pippa_memory.outbox.events import make_due, sweep_outbox
 from pippa_memory.outbox.worker import Doorbell, run_worker
 
@@ -84,7 +85,7 @@ class Command(BaseCommand):
         def announce(hears_rings: bool) -> None:
             if drain:
                 return
-            woken = f"woken at {memory_settings.OUTBOX_WAKE_ADDRESS}, " if hears_rings else ""
+            woken = f"woken by {describe_doorbell()}, " if hears_rings else ""
             self.stdout.write(
                 f"Delivering turn events with {threads} thread(s), {batch} at a time; {woken}"
                 f"polling every {memory_settings.OUTBOX_POLL_INTERVAL:g} s. Ctrl-C stops."

@@ -1,4 +1,7 @@
-"""``manage.py memory_engine``: run the reference memory engine in the foreground."""
+"""``manage.py memory_engine``: run the reference memory engine in the foreground.
+
+The host runs it for development, demos and tests; the memory plug-in ships no engine.
+"""
 
 from typing import Any
 

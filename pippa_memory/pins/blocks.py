@@ -1,0 +1,119 @@
+"""Stored blocks: a soul's memory block at one revision, rendered for one viewer, kept as a row.
+
+A revision's block for one viewer is immutable, so it is stored once (:func:`store_block`, with
+its sha256 and the ids of its items) and read from its row for the life of every conversation
+pinned to it (:func:`stored_block`). Should the row go missing, the engine is asked for that
+revision again (:func:`refetch_block`); it answers ``410 gone`` for a block holding an item since
+forgotten (:class:`BlockGone`). A block whose items include one tombstoned for its viewer
+(:func:`holds_tombstoned`) must never be pinned or rendered, wherever it was found.
+"""
+
+import logging
+from html import escape
+
+from django.db import IntegrityError, transaction
+
+from pippa_memory.engine import contract
+from pippa_memory.engine.client import call_engine
+from pippa_memory.engine.members import viewer_id, viewer_query
+from pippa_memory.models import MemoryBlock, sha256_of
+from pippa_memory.pins.tombstones import tombstoned_items
+from webui.models import Conversation
+from webui.text.canonical import without_nul
+
+logger = logging.getLogger(__name__)
+
+
+class BlockGone(Exception):
+    """A pinned block that must not render: the engine answered ``410 gone`` for it, or it holds
+    an item since forgotten (or made private to someone else)."""
+
+
+def block_viewer(conversation: Conversation) -> str:
+    """The viewer key of ``conversation``'s blocks: its member's id, "" for household only."""
+    return viewer_id(conversation) or ""
+
+
+def render_block(*, soul_slug: str, revision: str, text: str) -> str:
+    """The fixed envelope the block sits in, after the vault base and before the disclosure."""
+    return (
+        f'<memory soul="{escape(soul_slug)}" revision="{escape(revision)}">\n'
+        f"{text.strip()}\n</memory>"
+    )
+
+
+def holds_tombstoned(conversation: Conversation, items: tuple[str, ...] | list[str]) -> bool:
+    """Whether a block for ``conversation``'s viewer holding ``items`` holds one forgotten, or made
+    private to someone else, since: a block that must not be pinned or rendered. No query for a
+    block with no items."""
+    return bool(
+        tombstoned_items(
+            soul_id=conversation.soul_id, viewer=block_viewer(conversation), items=items
+        )
+    )
+
+
+def store_block(
+    *, conversation: Conversation, revision: str, text: str, items: tuple[str, ...] | list[str]
+) -> MemoryBlock:
+    """Store the block for (soul, revision, the conversation's viewer) with its item ids; an
+    existing row wins, since a revision's block for one viewer is immutable."""
+    digest = sha256_of(text)
+    key = {"soul": conversation.soul, "revision": revision, "viewer": block_viewer(conversation)}
+    try:
+        with transaction.atomic():
+            block, created = MemoryBlock.objects.get_or_create(
+                **key, defaults={"text": text, "sha256": digest, "items": list(items)}
+            )
+    except IntegrityError:
+        block, created = MemoryBlock.objects.get(**key), False
+    if not created and block.sha256 != digest:
+        logger.warning(
+            "The engine sent different text for %s revision %s; the stored block is kept.",
+            conversation.soul.slug,
+            revision,
+        )
+    return block
+
+
+def stored_block(conversation: Conversation) -> MemoryBlock | None:
+    """The stored block of ``conversation``'s pin, for its viewer; ``None`` when not stored. Only
+    reads."""
+    return MemoryBlock.objects.filter(
+        soul_id=conversation.soul_id,
+        revision=conversation.pinned_head,
+        viewer=block_viewer(conversation),
+    ).first()
+
+
+def refetch_block(conversation: Conversation, *, budget: float | None = None) -> MemoryBlock | None:
+    """Ask the engine for a pinned conversation's block by its revision, for its viewer, and store
+    it: for a block whose row went missing here. ``None`` (logged) when the engine cannot give it;
+    raises :class:`BlockGone` when the engine answers that the block is gone."""
+    outcome = call_engine(
+        "GET",
+        f"/v1/souls/{conversation.soul.slug}/blocks/{conversation.pinned_head}"
+        f"{viewer_query(conversation)}",
+        schema=contract.BLOCK,
+        budget=budget,
+    )
+    if outcome.status == 410:
+        raise BlockGone(conversation.pinned_head)
+    if (
+        not outcome.ok
+        or outcome.data["revision"] != conversation.pinned_head
+        or outcome.data["viewer"] != viewer_id(conversation)
+    ):
+        logger.error(
+            "Conversation %s is pinned to %s but its block is missing here and at the engine (%s).",
+            conversation.pk,
+            conversation.pinned_head,
+            outcome.reason or "revision or viewer mismatch",
+        )
+        return None
+    return store_block(
+        conversation=conversation,
+        revision=conversation.pinned_head,
+        text=without_nul(outcome.data["block"]),
+        items=outcome.data["items"],
+    )
