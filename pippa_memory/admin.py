@@ -49,7 +49,7 @@ class PinRecordAdmin(ReadOnlyAdmin):
     ]
     list_filter = ["soul", "outcome", "created_at"]
     date_hierarchy = "created_at"
-    search_fields = ["conversation__id", "conversation__title", "revision", "reason"]
+    search_fields = ["conversation__id", "revision", "reason"]
     list_select_related = ["conversation", "soul", "requested_by"]
 
     @admin.display(description="sha256")
@@ -101,7 +101,7 @@ class RepinForm(forms.Form):
 class ConversationPinAdmin(ConversationSiteLink, ReadOnlyAdmin):
     list_display = ["__str__", "soul", "viewer", "kind", "pinned_head", "pinned_at"]
     list_filter = ["soul", "kind", "pinned_at"]
-    search_fields = ["id", "title"]
+    search_fields = ["id"]
     fields = ["id", "soul", "viewer", "kind", "temporary", "pinned_head", "pinned_at", "block"]
     readonly_fields = fields
     actions = ["repin_at_next_turn"]
