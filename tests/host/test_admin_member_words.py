@@ -159,3 +159,26 @@ def test_every_registered_admin_guards_its_free_text() -> None:
     found = [m for m in checks.run_checks(tags=[checks.Tags.admin]) if m.id == "webui.E003"]
 
     assert found == []
+
+
+@pytest.mark.parametrize("role", ["viewer", "superuser"])
+def test_a_password_hash_cannot_be_guessed_through_the_user_list(
+    accounts: dict[str, Any], role: str
+) -> None:
+    client = client_for(accounts[role])
+
+    for lookup in ("password__startswith", "password__contains", "password"):
+        assert client.get("/admin/auth/user/", {lookup: "pbkdf2_sha256$"}).status_code == 400
+
+
+def test_a_nul_in_a_search_or_an_autocomplete_term_is_a_plain_400(
+    alices: Conversation, accounts: dict[str, Any]
+) -> None:
+    client = client_for(accounts["superuser"])
+    autocomplete = {"app_label": "webui", "model_name": "conversation"}
+
+    for field_name in ("viewer", "soul", "vessel"):
+        query = {**autocomplete, "field_name": field_name, "term": "a\x00"}
+        assert client.get("/admin/autocomplete/", query).status_code == 400
+    # The list's own search form refuses a NUL and shows the list unfiltered: never a 500.
+    assert client.get("/admin/webui/message/", {"q": "a\x00"}).status_code == 200

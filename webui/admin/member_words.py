@@ -11,6 +11,7 @@ refuses (a 400, through Django's ``DisallowedModelAdminLookup``) any lookup that
   free text, so refusing them all costs no page anything;
 - the ``CharField``\\ s that hold a member's words (:data:`MEMBER_WORDS_CHAR_FIELDS`: a
   conversation's title, the first words of its first message);
+- an account's password hash (:data:`SECRET_CHAR_FIELDS`), which the same guessing would read;
 - any value holding a NUL, and any ``regex`` or ``iregex`` lookup (no page offers one), which
   PostgreSQL would answer with an error page instead of a plain 400.
 
@@ -21,13 +22,17 @@ Searches (``?q=``) are the admins' own ``search_fields``; none may reach such a 
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.admin.exceptions import DisallowedModelAdminLookup
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
+from django.db.models import QuerySet
 from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest
 
 #: ``CharField``\ s that hold a member's words, as ``app_label.model_name.field_name``.
 MEMBER_WORDS_CHAR_FIELDS = frozenset({"webui.conversation.title"})
+#: ``CharField``\ s that hold a secret's hash, refused as words are.
+SECRET_CHAR_FIELDS = frozenset({"auth.user.password"})
 #: Lookups no admin page offers, refused on every field (a bad pattern is a database error).
 REFUSED_LOOKUPS = frozenset({"regex", "iregex"})
 
@@ -43,6 +48,14 @@ def holds_member_words(field: Any) -> bool:
     return f"{meta.label_lower}.{field.name}" in MEMBER_WORDS_CHAR_FIELDS
 
 
+def holds_secret(field: Any) -> bool:
+    """Whether ``field`` holds a secret's hash (see :data:`SECRET_CHAR_FIELDS`)."""
+    concrete = getattr(field, "model", None)
+    if concrete is None or not isinstance(field, models.CharField):
+        return False
+    return f"{concrete._meta.concrete_model._meta.label_lower}.{field.name}" in SECRET_CHAR_FIELDS
+
+
 def reaches_member_words(model: type[models.Model], lookup: str) -> bool:
     """Whether ``lookup`` (``conversation__title__startswith``) on ``model`` reads free text or
     asks for a regular expression: each field on its path is looked at, relations followed."""
@@ -54,7 +67,7 @@ def reaches_member_words(model: type[models.Model], lookup: str) -> bool:
             field = model._meta.get_field(part)
         except FieldDoesNotExist:
             return False
-        if holds_member_words(field):
+        if holds_member_words(field) or holds_secret(field):
             return True
         if not getattr(field, "path_infos", None):
             return False
@@ -63,9 +76,17 @@ def reaches_member_words(model: type[models.Model], lookup: str) -> bool:
 
 
 class GuardsMemberWords(admin.ModelAdmin):
-    """A ModelAdmin that refuses every query-string lookup reaching free text (see the module)."""
+    """A ModelAdmin that refuses every query-string lookup reaching free text (see the module),
+    and a search term holding a NUL (the autocomplete's would reach PostgreSQL)."""
 
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
         if "\x00" in str(value) or reaches_member_words(self.model, lookup):
             return False
         return super().lookup_allowed(lookup, value, request)
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet, search_term: str
+    ) -> tuple[QuerySet, bool]:
+        if "\x00" in search_term:
+            raise DisallowedModelAdminLookup("A search term cannot hold a NUL character.")
+        return super().get_search_results(request, queryset, search_term)
