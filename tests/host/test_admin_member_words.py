@@ -4,10 +4,15 @@ a conversation is labelled by soul, vessel and date; no search finds one by its 
 by its text; and every lookup on free text from the query string is refused with a plain 400,
 NULs and bad patterns included (run on PostgreSQL too: ``DATABASE_URL``)."""
 
+import importlib
 from typing import Any
 
 import pytest
+from django.apps import apps
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.contenttypes.models import ContentType
 from django.core import checks
+from django.db import connection
 from django.test import Client
 
 from tests.access_walk import make_role_users
@@ -182,3 +187,26 @@ def test_a_nul_in_a_search_or_an_autocomplete_term_is_a_plain_400(
         assert client.get("/admin/autocomplete/", query).status_code == 400
     # The list's own search form refuses a NUL and shows the list unfiltered: never a 500.
     assert client.get("/admin/webui/message/", {"q": "a\x00"}).status_code == 200
+
+
+def test_the_action_log_written_before_is_relabelled_without_titles(alices: Conversation) -> None:
+    kind = ContentType.objects.get_for_model(Conversation)
+    logged = [
+        LogEntry.objects.create(
+            user=alices.viewer,
+            content_type=kind,
+            object_id=str(pk),
+            object_repr=TITLE,
+            action_flag=CHANGE,
+        )
+        for pk in (alices.pk, "0b5c4b1e-0000-4000-8000-000000000000")
+    ]
+    migration = importlib.import_module(
+        "webui.migrations.0012_admin_log_labels_conversations_without_titles"
+    )
+
+    migration.relabel(apps, connection.schema_editor())
+
+    for entry in logged:
+        entry.refresh_from_db()
+    assert [entry.object_repr for entry in logged] == [str(alices), "a deleted conversation"]
