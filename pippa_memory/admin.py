@@ -50,7 +50,7 @@ class PinRecordAdmin(ReadOnlyAdmin):
     list_filter = ["soul", "outcome", "created_at"]
     date_hierarchy = "created_at"
     search_fields = ["conversation__id", "revision", "reason"]
-    list_select_related = ["conversation", "soul", "requested_by"]
+    list_select_related = ["conversation__soul", "conversation__vessel", "soul", "requested_by"]
 
     @admin.display(description="sha256")
     def short_sha256(self, record: PinRecord) -> str:
