@@ -47,8 +47,8 @@ class PinRecordAdmin(ReadOnlyRecordAdmin):
     ]
     list_filter = ["soul", "outcome", "created_at"]
     date_hierarchy = "created_at"
-    search_fields = ["conversation__id", "conversation__title", "revision", "reason"]
-    list_select_related = ["conversation", "soul", "requested_by"]
+    search_fields = ["conversation__id", "revision", "reason"]
+    list_select_related = ["conversation__soul", "conversation__vessel", "soul", "requested_by"]
 
     @admin.display(description="sha256")
     def short_sha256(self, record: PinRecord) -> str:
@@ -99,7 +99,7 @@ class RepinForm(forms.Form):
 class ConversationPinAdmin(ConversationSiteLink, ReadOnlyRecordAdmin):
     list_display = ["__str__", "soul", "viewer", "kind", "pinned_head", "pinned_at"]
     list_filter = ["soul", "kind", "pinned_at"]
-    search_fields = ["id", "title"]
+    search_fields = ["id"]
     fields = ["id", "soul", "viewer", "kind", "temporary", "pinned_head", "pinned_at", "block"]
     readonly_fields = fields
     actions = ["repin_at_next_turn"]

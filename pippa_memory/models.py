@@ -245,7 +245,8 @@ class PendingAsk(models.Model):
         indexes = [models.Index(fields=["conversation", "answered_at"], name="pending_ask_idx")]
 
     def __str__(self) -> str:
-        return f"{self.ask_id}: {self.question[:60]}"
+        # No question here: it is the member's words, and the admin's delete page lists this.
+        return f"ask {self.ask_id}"
 
 
 class BrainCall(models.Model):

@@ -90,3 +90,26 @@ def check_cache_prices(app_configs: Any = None, **kwargs: Any) -> list[checks.Ch
         )
         for problem in price_table_problems(webui_settings.CACHE_PRICES)
     ]
+
+
+@checks.register(checks.Tags.admin)
+def check_admins_guard_member_words(
+    app_configs: Any = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
+    """``webui.E003``: a registered admin whose model holds free text but that accepts lookups
+    on it from the query string (a plug-in's admin, or an installed app's, not guarded)."""
+    from django.contrib import admin
+
+    from webui.admin.member_words import GuardsMemberWords, holds_member_words
+
+    return [
+        checks.Error(
+            f"The admin of {model._meta.label} accepts query-string lookups on free text.",
+            hint="Base it on webui.admin.member_words.GuardsMemberWords.",
+            obj=type(model_admin),
+            id="webui.E003",
+        )
+        for model, model_admin in admin.site._registry.items()
+        if not isinstance(model_admin, GuardsMemberWords)
+        and any(holds_member_words(field) for field in model._meta.get_fields())
+    ]

@@ -1,7 +1,8 @@
 """A member's conversation holds what they said and what memory answered them: the admin shows its
 messages' text to that member only, never to other staff (a superuser included), while the
 metadata stays visible; an unattended run's conversation (no viewer) stays readable. What decides
-a conversation's history (its viewer above all) cannot be changed from the admin."""
+a conversation's history (its viewer above all) cannot be changed from the admin, nor can its
+title (the member's words) be read or changed there."""
 
 from typing import Any
 
@@ -125,10 +126,12 @@ def test_an_unattended_runs_conversation_stays_readable_for_staff(
     assert "booked the bakery" in message_page
 
 
-def test_a_change_post_cannot_hand_a_members_conversation_or_its_messages_to_someone_else(
+def test_a_change_post_cannot_rename_or_hand_over_a_members_conversation_or_its_messages(
     alices_reply: Message, make_user: Any
 ) -> None:
     conversation = alices_reply.conversation
+    conversation.title = "Alice's own title"
+    conversation.save()
     root_user = make_user("root", is_staff=True, is_superuser=True)
     messages = list(conversation.messages.order_by("sequence"))
     form = {
@@ -160,7 +163,7 @@ def test_a_change_post_cannot_hand_a_members_conversation_or_its_messages_to_som
 
     assert response.status_code == 302
     conversation.refresh_from_db()
-    assert conversation.title == "Renamed by staff"
+    assert conversation.title == "Alice's own title"
     assert conversation.viewer_id != root_user.pk
     assert conversation.kind == Conversation.Kind.CHAT
     assert conversation.pinned_head is None

@@ -1,6 +1,7 @@
 """The cache bill page and the ledger in the admin: shares computed from the ledger's rows,
 costs from the price table with short Anthropic prompts never counted as cacheable, drift shown
-with its cause, for staff who may view the ledger only, and no prompt text anywhere."""
+with its cause, for staff who may view the ledger only, and no prompt text anywhere: a
+conversation is labelled by soul, vessel and date, never by its title (the member's words)."""
 
 from typing import Any
 
@@ -110,7 +111,9 @@ def test_each_conversation_has_its_own_share_and_drift(ledger: Any) -> None:
     rows = {row.key: row for row in bill_by_conversation()}
 
     long_chat, short_chat = rows[ledger["long"].id], rows[ledger["short"].id]
-    assert long_chat.label == "Weekend plans"
+    assert long_chat.label == str(ledger["long"])
+    assert long_chat.label.startswith("Pippa via Sonnet (")
+    assert "Weekend plans" not in long_chat.label
     assert long_chat.bill.cached_share == pytest.approx(2000 / 6600)
     assert long_chat.drift_turns == 1
     assert short_chat.bill.cached_share is None
@@ -137,20 +140,22 @@ def test_staff_who_may_view_the_ledger_see_shares_drift_cause_and_prices(
     text = page.content.decode()
     assert "30.3%" in text  # 2000 of 6600 cacheable tokens
     assert "staff re-pin: a forgotten memory" in text
-    assert "Weekend plans" in text
+    assert "Pippa via Sonnet (" in text
+    assert "Weekend plans" not in text
+    assert "Quick question" not in text
     assert "platform.claude.com" in text
     assert "read on 2026-12-03" in text
     assert SECRET not in text
 
 
-def test_without_the_conversation_view_permission_titles_give_way_to_ids(
+def test_without_the_conversation_view_permission_labels_give_way_to_ids(
     ledger: Any, make_user: Any
 ) -> None:
     client = staff_client(make_user, "view_vesselcall")
 
     text = client.get("/cache/").content.decode()
 
-    assert "Weekend plans" not in text
+    assert "Pippa via Sonnet (" not in text
     assert str(ledger["long"].id) in text
 
 

@@ -2,7 +2,6 @@
 kept are the bytes a whole-request encoding gives: on the wire, in the offline vessel's usage
 and in the cache ledger's hashes, for every adapter, over a long conversation with tool rounds."""
 
-import hashlib
 from dataclasses import replace
 from typing import Any
 
@@ -10,6 +9,7 @@ import pytest
 
 from tests.host.test_history import long_conversation
 from webui.ledger.recorder import stable_prefix
+from webui.ledger.section_hash import site_hasher
 from webui.models import Conversation
 from webui.prompt.types import HistoryMessage, Prompt, ToolDefinition, ToolRound, ToolUse
 from webui.text.canonical import canonical_bytes, canonical_json
@@ -62,10 +62,8 @@ def whole_encoding_prefix(adapter: VesselAdapter, prompt: Prompt) -> dict[str, A
     system = canonical_bytes(request[adapter.system_key]) if adapter.system_key else b""
     tools = canonical_bytes(request.get(adapter.tools_key) or [])
     return {
-        "history": hashlib.sha256(b"[" + b",".join(history_bytes) + b"]").hexdigest(),
-        "turn": hashlib.sha256(
-            b"[" + b",".join(messages[len(messages) - turn :]) + b"]"
-        ).hexdigest(),
+        "history": site_hasher()(b"[" + b",".join(history_bytes) + b"]"),
+        "turn": site_hasher()(b"[" + b",".join(messages[len(messages) - turn :]) + b"]"),
         "prefix_bytes": len(tools) + len(system) + len(b"[" + b",".join(messages) + b"]"),
     }
 

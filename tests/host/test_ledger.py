@@ -4,12 +4,13 @@ provider's documented fields, no drift over forty turns and a rename, and drift 
 section, when something is made to move. Memory on and the engine down are in
 ``tests/memory/test_ledger_memory.py``."""
 
-import hashlib
 import logging
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.db import DatabaseError
+from django.utils.crypto import salted_hmac
 
 from provider_doubles import USAGE, Kit, strip_cache_markers, strip_slot
 from webui.extensions import TurnContext, TurnExtension
@@ -49,7 +50,11 @@ SYSTEM_AT = {
 
 
 def sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    """A section's hash as docs/ledger.md states it: HMAC-SHA256 under the key Django's
+    ``salted_hmac`` derives from the site's ``SECRET_KEY`` for the ledger's purpose."""
+    return salted_hmac(
+        "webui.ledger.section", data, secret=settings.SECRET_KEY, algorithm="sha256"
+    ).hexdigest()
 
 
 def calls_of(conversation: Conversation) -> list[VesselCall]:
@@ -290,15 +295,17 @@ def test_a_tool_round_replayed_differently_within_a_turn_is_drift_in_turn(
     previous = VesselCall(
         user_message_id=1,
         sections=prefix.sections,
+        sections_key=prefix.hasher.key_id,
         history_messages=prefix.history_messages,
         turn_messages=prefix.turn_messages,
     )
 
     extends = stable_prefix(adapter, prompt=honest, tools=[])
     moved = stable_prefix(adapter, prompt=altered, tools=[])
-    assert recorder.first_moved(previous, extends, same_turn=True) is None
-    assert recorder.first_moved(previous, moved, same_turn=True) == "turn"
-    assert recorder.first_moved(previous, moved, same_turn=False) == "history"
+    hasher = prefix.hasher
+    assert recorder.first_moved(previous, extends, same_turn=True, hasher=hasher) is None
+    assert recorder.first_moved(previous, moved, same_turn=True, hasher=hasher) == "turn"
+    assert recorder.first_moved(previous, moved, same_turn=False, hasher=hasher) == "history"
 
 
 # -- the rename, and the ledger never breaking a turn ---------------------------------------------

@@ -4,7 +4,6 @@ member renaming themselves on the way), and each deliberate re-pin drift in ``me
 cause: an admin's (with the reason), a forget's (``forgotten``), an engine that came back
 (``engine_recovered``)."""
 
-import hashlib
 import logging
 from typing import Any
 
@@ -15,6 +14,7 @@ from pippa_memory.pins.records import request_repin
 from provider_doubles import ALL_KITS, kit_vessel
 from reference_engine import ReferenceEngine
 from tests.host.test_vessel_contract import TURNS
+from webui.ledger.section_hash import site_hasher
 from webui.models import Conversation, Soul, VesselCall
 from webui.turns.service import run_turn
 
@@ -24,7 +24,7 @@ from .test_memory_items_api import api_as
 pytestmark = pytest.mark.django_db
 
 FORTY_TURNS = (TURNS * 2)[:40]
-NO_BLOCK = hashlib.sha256(b"").hexdigest()
+NO_BLOCK = site_hasher()(b"")  # the empty memory section, hashed as the ledger keys it
 
 
 def calls_of(conversation: Conversation) -> list[VesselCall]:

@@ -5,7 +5,9 @@ and the tools it was offered are what the soul was told; changing any of them he
 silently rewrite that (the next turn's prompt would no longer start with the last one, and the
 soul would answer a past it never had), so the admin shows them and changes none of them. A
 member's words are theirs: other staff, a superuser included, see a message's metadata and not
-its text. To remove what was said, delete the whole conversation.
+its text. A conversation's title is the first words of its member's first message (or their
+rename): staff see a conversation as soul, vessel and date, never search or edit its title. To
+remove what was said, delete the whole conversation.
 """
 
 from typing import Any
@@ -16,6 +18,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.safestring import SafeString
 
+from webui.admin.member_words import GuardsMemberWords
 from webui.admin.read_only import ReadOnlyRecordAdmin
 from webui.ledger.chart import cached_share_chart
 from webui.ledger.report import turn_shares
@@ -143,7 +146,7 @@ history and receive its pending answers)."""
 
 
 @admin.register(Conversation)
-class ConversationAdmin(ConversationSiteLink, admin.ModelAdmin):
+class ConversationAdmin(ConversationSiteLink, GuardsMemberWords):
     list_display = [
         "__str__",
         "soul",
@@ -155,10 +158,11 @@ class ConversationAdmin(ConversationSiteLink, admin.ModelAdmin):
         "created_at",
     ]
     list_filter = ["kind", "temporary", "soul", "vessel", "created_at"]
-    search_fields = ["title", "id"]
+    search_fields = ["id"]
     date_hierarchy = "created_at"
     inlines = [MessageInline]
-    fields = ["title", "vessel", *CHOSEN_AT_START, "id", "created_at", *PIN_FIELDS]
+    # No title: it is the member's words, theirs to read and rename on their own pages.
+    fields = ["vessel", *CHOSEN_AT_START, "id", "created_at", *PIN_FIELDS]
 
     def get_readonly_fields(self, request: HttpRequest, obj: object = None) -> list[str]:
         fixed = ["id", "created_at", *PIN_FIELDS]

@@ -7,6 +7,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from webui.admin.member_words import GuardsMemberWords
 from webui.admin.read_only import ReadOnlyRecordAdmin
 from webui.models import DailyChore, ScheduledJob, Soul, UnattendedRun, Vessel, VesselCall
 from webui.prompt.vault import vault_problem
@@ -15,7 +16,7 @@ from webui.vessels.connection import check_connection, key_status
 
 
 @admin.register(Soul)
-class SoulAdmin(admin.ModelAdmin):
+class SoulAdmin(GuardsMemberWords):
     list_display = ["name", "slug", "vault_path", "vault_status"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
@@ -26,7 +27,7 @@ class SoulAdmin(admin.ModelAdmin):
 
 
 @admin.register(Vessel)
-class VesselAdmin(admin.ModelAdmin):
+class VesselAdmin(GuardsMemberWords):
     list_display = [
         "name",
         "slug",
@@ -58,7 +59,7 @@ class VesselAdmin(admin.ModelAdmin):
 
 
 @admin.register(ScheduledJob)
-class ScheduledJobAdmin(admin.ModelAdmin):
+class ScheduledJobAdmin(GuardsMemberWords):
     list_display = ["name", "kind", "soul", "vessel", "schedule", "enabled", "next_run_at"]
     list_filter = ["kind", "enabled", "soul"]
     list_editable = ["enabled"]
@@ -66,7 +67,7 @@ class ScheduledJobAdmin(admin.ModelAdmin):
 
 
 @admin.register(UnattendedRun)
-class UnattendedRunAdmin(admin.ModelAdmin):
+class UnattendedRunAdmin(GuardsMemberWords):
     list_display = ["started_at", "kind", "job", "soul", "outcome", "memory_summary", "finished_at"]
     list_filter = ["kind", "outcome", "soul", "started_at"]
     date_hierarchy = "started_at"
@@ -91,12 +92,12 @@ if admin.site.is_registered(AccessAttempt):
 
 
 @admin.register(AccessAttempt)
-class LoginAttemptAdmin(AccessAttemptAdmin):
+class LoginAttemptAdmin(GuardsMemberWords, AccessAttemptAdmin):
     actions: list[str] = []
 
 
 @admin.register(DailyChore)
-class DailyChoreAdmin(admin.ModelAdmin):
+class DailyChoreAdmin(GuardsMemberWords):
     """When the scheduler's daily upkeep (``prune``) last ran and what it did; read only."""
 
     list_display = ["name", "last_day", "last_started_at", "last_finished_at", "last_result"]

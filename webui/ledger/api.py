@@ -2,9 +2,9 @@
 
 Each of the conversation's vessel calls, oldest first, as :mod:`webui.ledger.recorder` recorded it: the
 provider-reported usage, the stable prefix's length and section hashes, and its drift. Rows hold
-hashes and counts only, never prompt text, so the ledger shows no member's words to anyone; it is
-still the household's operations data, so it is for staff holding the ``view_vesselcall``
-permission (a member, or staff without it, gets 403).
+keyed hashes and counts only, never prompt text, so the ledger shows no member's words to
+anyone and no guess can be checked against it; it is still the household's operations data, so it
+is for staff holding the ``view_vesselcall`` permission (a member, or staff without it, gets 403).
 """
 
 from typing import Any
@@ -70,7 +70,8 @@ class VesselCallSerializer(serializers.Serializer):
     usage = serializers.SerializerMethodField()
     prefix_bytes = serializers.IntegerField()
     sections = serializers.DictField(
-        child=serializers.CharField(), help_text="Each section of the stable prefix: its sha256."
+        child=serializers.CharField(),
+        help_text="Each section of the stable prefix: its hash, keyed with the site's secret (HMAC-SHA256).",
     )
     drift = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()

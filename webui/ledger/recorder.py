@@ -4,7 +4,9 @@ A moving prompt prefix does not show up as an error; it shows up on the bill and
 call leaves a :class:`~webui.models.VesselCall` row with the usage the provider reported (one
 shape for every provider, see :func:`webui.vessels.base.normalised_usage`) and the request's
 *stable prefix*: everything the adapter serialised except the per-turn slot, cut into sections
-(``tools``, ``vault``, ``memory``, ``disclosure``, ``history``, ``turn``) with a sha256 each.
+(``tools``, ``vault``, ``memory``, ``disclosure``, ``history``, ``turn``) with a hash each, keyed
+with a secret of the site's (:mod:`webui.ledger.section_hash`), so that no one who reads the ledger
+can test a guessed prompt against it.
 Provider cache markers are left out of the bytes: they say where the cache breaks, not what it
 holds, and Anthropic's move to the newest message every turn.
 
@@ -17,7 +19,6 @@ Writing a row never breaks a turn: the row is saved in the transaction that keep
 round, or the reply, inside a savepoint of its own, and a failure is logged and the row dropped.
 """
 
-import hashlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from django.db import DatabaseError, transaction
 
+from webui.ledger.section_hash import SectionHasher, hasher_for, site_hasher
 from webui.models import Conversation, Message, VesselCall
 from webui.prompt.types import Prompt, ToolDefinition
 from webui.text.canonical import canonical_bytes
@@ -50,19 +52,18 @@ CAUSES = {
 }
 
 
-def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 @dataclass(frozen=True)
 class StablePrefix:
-    """A request's stable prefix: each section's sha256, its length, and its messages' bytes."""
+    """A request's stable prefix: each section's keyed hash (``hasher``'s), its length, its front
+    sections' and its messages' bytes (to compare with a row hashed under another key)."""
 
     sections: dict[str, str]
     prefix_bytes: int
     messages: tuple[bytes, ...]
     history_messages: int
     turn_messages: int
+    front: dict[str, bytes]
+    hasher: SectionHasher
 
 
 def stable_prefix(
@@ -72,7 +73,8 @@ def stable_prefix(
     same way with the per-turn slot left out (the slot is the one part that drops out next
     turn), read at the keys the adapter names (``tools_key``, ``system_key``, ``messages_key``),
     its cache markers removed. The system text goes out verbatim in every adapter, so its
-    sections are hashed as the prompt's own texts (:meth:`Prompt.front_sections`)."""
+    sections are hashed as the prompt's own texts (:meth:`Prompt.front_sections`). Hashes are
+    keyed with the site's secret (:func:`webui.ledger.section_hash.site_hasher`)."""
     stable = replace(prompt, turn_slot=())
     request = adapter.build_request(prompt=stable, tools=tools)
     markers = adapter.cache_marker_keys
@@ -90,12 +92,15 @@ def stable_prefix(
         if adapter.system_key
         else b""
     )
-    front = prompt.front_sections()
+    hasher = site_hasher()
+    front = {
+        "tools": tools_bytes,
+        **{name: text.encode("utf-8") for name, text in prompt.front_sections().items()},
+    }
     sections = {
-        "tools": digest(tools_bytes),
-        **{name: digest(text.encode("utf-8")) for name, text in front.items()},
-        "history": digest(list_bytes(history)),
-        "turn": digest(list_bytes(turn)),
+        **{name: hasher(data) for name, data in front.items()},
+        "history": hasher(list_bytes(history)),
+        "turn": hasher(list_bytes(turn)),
     }
     return StablePrefix(
         sections=sections,
@@ -103,26 +108,33 @@ def stable_prefix(
         messages=encoded,
         history_messages=len(history),
         turn_messages=len(turn),
+        front=front,
+        hasher=hasher,
     )
 
 
-def first_moved(previous: VesselCall, current: StablePrefix, *, same_turn: bool) -> str | None:
-    """The first section of ``current`` that does not extend ``previous``'s prefix, or ``None``.
+def first_moved(
+    previous: VesselCall, current: StablePrefix, *, same_turn: bool, hasher: SectionHasher
+) -> str | None:
+    """The first section of ``current`` that does not extend ``previous``'s prefix, or ``None``,
+    ``current``'s bytes hashed as ``previous``'s were (``hasher``, from its ``sections_key``).
 
     The front sections must be equal; the messages must start with the previous call's history
     and then its turn (within one turn, the turn so far grows by rounds; at the next turn it has
     become history).
     """
+    same_key = hasher == current.hasher
     for name in SECTIONS[:4]:
-        if previous.sections.get(name) != current.sections[name]:
+        mine = current.sections[name] if same_key else hasher(current.front[name])
+        if previous.sections.get(name) != mine:
             return name
     held, grown = previous.history_messages, previous.turn_messages
     messages = current.messages
     if len(messages) < held + grown:
         return "history" if len(messages) < held or not same_turn else "turn"
-    if digest(list_bytes(messages[:held])) != previous.sections.get("history"):
+    if hasher(list_bytes(messages[:held])) != previous.sections.get("history"):
         return "history"
-    if digest(list_bytes(messages[held : held + grown])) != previous.sections.get("turn"):
+    if hasher(list_bytes(messages[held : held + grown])) != previous.sections.get("turn"):
         return "turn" if same_turn else "history"
     return None
 
@@ -189,6 +201,7 @@ class TurnLedger:
             cache_write_tokens=usage.get("cache_write_tokens", 0),
             prefix_bytes=prefix.prefix_bytes,
             sections=prefix.sections,
+            sections_key=prefix.hasher.key_id,
             history_messages=prefix.history_messages,
             turn_messages=prefix.turn_messages,
             stopped=stopped,
@@ -200,7 +213,22 @@ class TurnLedger:
 
     def find_drift(self, row: VesselCall, *, previous: VesselCall, prefix: StablePrefix) -> None:
         same_turn = previous.user_message_id == row.user_message_id
-        section = first_moved(previous, prefix, same_turn=same_turn)
+        hasher = hasher_for(previous.sections_key)
+        if hasher is None:
+            # Hashes under a key the site no longer holds cannot be compared with: whether the
+            # bytes moved is not known, so no drift (nor a cause) is claimed for them, and this
+            # row starts the chain afresh under the current key.
+            logger.info(
+                "Conversation %s: the previous ledger row was hashed with a key the site no "
+                "longer holds; call %s of this turn starts the chain afresh.",
+                self.conversation.pk,
+                row.round,
+            )
+        section = (
+            None
+            if hasher is None
+            else first_moved(previous, prefix, same_turn=same_turn, hasher=hasher)
+        )
         changed = (previous.vessel_id, previous.adapter, previous.model) != (
             row.vessel_id,
             row.adapter,

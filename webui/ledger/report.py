@@ -103,7 +103,7 @@ def bill_by_vessel(calls: QuerySet[VesselCall] | None = None) -> list[BillRow]:
 
 def bill_by_conversation(limit: int = RECENT_CONVERSATIONS) -> list[BillRow]:
     """The ledger of the ``limit`` conversations with the newest calls, newest first; each is
-    labelled as the admin shows it (its title, or soul, vessel and date)."""
+    labelled as the admin shows it: soul, vessel and date, never its title (the member's words)."""
     recent = list(
         VesselCall.objects.order_by()
         .values("conversation_id")

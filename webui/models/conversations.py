@@ -74,7 +74,11 @@ class Conversation(models.Model):
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
-        return self.title or f"{self.soul} via {self.vessel} ({self.created_at:%Y-%m-%d %H:%M})"
+        # Never the title: it is the member's own words (the first of their first message), and
+        # the admin's lists, change, delete and history pages and its action log show this to
+        # staff. Member pages show ``title`` itself.
+        started = f"{self.created_at:%Y-%m-%d %H:%M}" if self.created_at else "not saved yet"
+        return f"{self.soul} via {self.vessel} ({started})"
 
     def get_absolute_url(self) -> str:
         return reverse("conversation-detail", args=[self.id])

@@ -1,9 +1,9 @@
 """The cache ledger's rows: one :class:`VesselCall` per call a conversation's turn made to its vessel.
 
 A row holds counts and hashes only, never prompt text: what the provider reported as used (in one
-shape, whatever its own field names), how long the stable prefix of the request was, a sha256 of
-each of its sections, and, when the prefix did not extend the previous call's in the same
-conversation, which section moved first and why. :mod:`webui.ledger.recorder` writes them.
+shape, whatever its own field names), how long the stable prefix of the request was, a hash of
+each of its sections keyed with the site's secret, and, when the prefix did not extend the
+previous call's in the same conversation, which section moved first and why. :mod:`webui.ledger.recorder` writes them.
 
 The model lives in its own module (``webui.models`` re-exports it) and names the host's models by
 string, so neither module imports the other's names in a cycle.
@@ -19,8 +19,9 @@ class VesselCall(models.Model):
     included; ``cache_read_tokens`` is that cached part, ``cache_write_tokens`` the part written to
     the cache by this call (providers that report none: 0). ``sections`` maps each section of the
     stable prefix (``tools``, ``vault``, ``memory``, ``disclosure``, ``history``, ``turn``) to the
-    sha256 of its bytes as the adapter serialised them, the per-turn slot and cache markers left
-    out. ``drift_section`` is empty when the prefix extended the previous call's.
+    keyed hash of its bytes as the adapter serialised them, the per-turn slot and cache markers
+    left out; ``sections_key`` names the key. ``drift_section`` is empty when the prefix extended
+    the previous call's.
     """
 
     conversation = models.ForeignKey(
@@ -47,7 +48,15 @@ class VesselCall(models.Model):
     prefix_bytes = models.PositiveIntegerField(
         help_text="Length of the stable prefix in bytes (tools, system text and messages)."
     )
-    sections = models.JSONField(default=dict, help_text="Each stable section's name: its sha256.")
+    sections = models.JSONField(
+        default=dict, help_text="Each stable section's name: its hash, keyed (HMAC-SHA256)."
+    )
+    sections_key = models.CharField(
+        max_length=32,
+        blank=True,
+        default="",
+        help_text="Which key hashed the sections (a fingerprint; webui.ledger.section_hash).",
+    )
     history_messages = models.PositiveIntegerField(
         default=0, help_text="How many provider messages the history section holds."
     )
