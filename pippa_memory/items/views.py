@@ -22,6 +22,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from pippa_memory.items import services
 from pippa_memory.items.turn_links import own_turn_urls
+from pippa_memory.items.wording import said_words, unavailable_for
 from pippa_memory.models import MemberPreference, Scope
 from webui.models import Soul
 
@@ -61,7 +62,17 @@ def refusal_to_page(refusal: services.MemoryRefusal) -> None:
         raise PermissionDenied(refusal.message)
 
 
-def item_rows(request: HttpRequest, listing: services.ItemsPage) -> list[dict[str, object]]:
+def refusal_words(request: HttpRequest, refusal: services.MemoryRefusal, soul: Soul) -> str:
+    """A refused change in words for the person asking (plain for a member when memory is
+    unavailable: no engine names or settings)."""
+    if refusal.code == "memory_unavailable":
+        return unavailable_for(request.user, refusal, soul_name=soul.name)
+    return refusal.message
+
+
+def item_rows(
+    request: HttpRequest, listing: services.ItemsPage, soul: Soul
+) -> list[dict[str, object]]:
     """Each item with what the viewer may do to it and the link to its turn, if theirs."""
     user = request.user
     urls = own_turn_urls(user=user, items=listing.items)
@@ -69,6 +80,7 @@ def item_rows(request: HttpRequest, listing: services.ItemsPage) -> list[dict[st
         {
             "item": item,
             "yours": services.said_it(user, item),
+            "said": said_words(user, item, soul_name=soul.name),
             "may_forget": services.may_forget(user, item),
             "may_change_scope": services.may_change_scope(user, item),
             "turn_url": urls.get(item.id),
@@ -94,11 +106,11 @@ def memory_page(request: HttpRequest) -> HttpResponse:
     if soul is not None:
         try:
             listing = services.list_items(soul=soul, user=request.user, q=q, cursor=cursor)
-            context.update(rows=item_rows(request, listing), next=listing.next)
+            context.update(rows=item_rows(request, listing, soul), next=listing.next)
             if context["may_manage"]:
                 context["members"] = services.member_counts(soul=soul, user=request.user)
         except services.MemoryRefusal as refusal:
-            context["unavailable"] = refusal.message
+            context["unavailable"] = unavailable_for(request.user, refusal, soul_name=soul.name)
     return render(request, "pippa_memory/memory_page.html", context)
 
 
@@ -114,17 +126,24 @@ def forget_item(request: HttpRequest, item_id: str) -> HttpResponse:
             item = services.item_for(soul=soul, user=request.user, item_id=item_id)
         except services.MemoryRefusal as refusal:
             refusal_to_page(refusal)
-            messages.error(request, f"Nothing was forgotten. {refusal.message}")
+            messages.error(
+                request, f"Nothing was forgotten. {refusal_words(request, refusal, soul)}"
+            )
             return redirect(page_url(soul))
         if not services.may_forget(request.user, item):
             raise PermissionDenied(services.not_yours("forget").message)
-        context = {"soul": soul, "item": item, "yours": services.said_it(request.user, item)}
+        context = {
+            "soul": soul,
+            "item": item,
+            "yours": services.said_it(request.user, item),
+            "said": said_words(request.user, item, soul_name=soul.name),
+        }
         return render(request, "pippa_memory/forget_confirm.html", context)
     try:
         changed = services.forget_item(soul=soul, user=request.user, item_id=item_id)
     except services.MemoryRefusal as refusal:
         refusal_to_page(refusal)
-        messages.error(request, f"Nothing was forgotten. {refusal.message}")
+        messages.error(request, f"Nothing was forgotten. {refusal_words(request, refusal, soul)}")
         return redirect(page_url(soul))
     messages.success(request, forgotten_words(changed, what="The memory is forgotten."))
     return redirect(page_url(soul))
@@ -156,7 +175,9 @@ def change_scope(request: HttpRequest, item_id: str) -> HttpResponse:
         services.change_scope(soul=soul, user=request.user, item_id=item_id, scope=scope)
     except services.MemoryRefusal as refusal:
         refusal_to_page(refusal)
-        messages.error(request, f"The scope was not changed. {refusal.message}")
+        messages.error(
+            request, f"The scope was not changed. {refusal_words(request, refusal, soul)}"
+        )
         return redirect(page_url(soul))
     words = {"private": "only you see it", "household": "everyone in the household sees it"}
     messages.success(request, f"The memory is now {scope}: {words[scope]}.")
@@ -196,7 +217,7 @@ def forget_member(request: HttpRequest, member: str) -> HttpResponse:
         changed = services.forget_member(soul=soul, user=request.user, member=member)
     except services.MemoryRefusal as refusal:
         refusal_to_page(refusal)
-        messages.error(request, f"Nothing was forgotten. {refusal.message}")
+        messages.error(request, f"Nothing was forgotten. {refusal_words(request, refusal, soul)}")
         return redirect(page_url(soul))
     words = f"{changed.count} memories this member said to {soul.name} are forgotten."
     messages.success(request, forgotten_words(changed, what=words))
