@@ -9,9 +9,9 @@ conversation routes. An engine that is down, or memory switched off, is ``memory
 
 from typing import Any
 
-from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -57,7 +57,7 @@ def own_chat(request: Request, conversation_id: str) -> Conversation:
         conversations_for(request.user).select_related("soul").filter(pk=conversation_id).first()
     )
     if conversation is None:
-        raise Http404("No such conversation for this member.")
+        raise NotFound("No such conversation for this member.")
     return conversation
 
 

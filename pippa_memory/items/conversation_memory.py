@@ -97,19 +97,23 @@ def read_listing(
     *, conversation: Conversation, user: AbstractBaseUser, holds: set[str]
 ) -> tuple[list[services.MemoryItem], int]:
     """The items of ``holds`` that ``user`` may see, newest first, and how many others they may
-    see came after the pin; read from ``user``'s own listing until both are known."""
+    see came after the pin; read from ``user``'s own listing until both are known.
+
+    "After the pin" is by the item's time against the pin's, to the second (the contract's
+    times may carry no more): an item the block does not hold and that is older is not news."""
     items: list[services.MemoryItem] = []
-    newer, cursor, pinned_at = 0, "", conversation.pinned_at
+    newer, cursor = 0, ""
+    since = conversation.pinned_at.replace(microsecond=0)
     for _ in range(LISTING_PAGES):
         page = services.list_items(soul=conversation.soul, user=user, cursor=cursor, limit=100)
         for item in page.items:
             if item.id in holds:
                 items.append(item)
-            elif item.at is not None and pinned_at is not None and item.at > pinned_at:
+            elif item.at is not None and item.at >= since:
                 newer += 1
         oldest = page.items[-1].at if page.items else None
         all_found = len(items) == len(holds)
-        if not page.next or (all_found and oldest is not None and oldest <= pinned_at):
+        if not page.next or (all_found and oldest is not None and oldest < since):
             break
         cursor = page.next
     return items, newer
