@@ -30,12 +30,21 @@ QUERY_LENGTH = 200
 
 
 class PreferenceForm(forms.ModelForm):
-    """The scope a ``remember`` gets when the model names none."""
+    """The scope a ``remember`` gets when the model names none: two short choices, as radio
+    buttons that wrap on a phone (a menu cut its long labels at 390 px)."""
+
+    default_scope = forms.ChoiceField(
+        label="What I ask Pippa to remember is, unless I say otherwise",
+        choices=[
+            (Scope.PRIVATE.value, "Private: only you see it"),
+            (Scope.HOUSEHOLD.value, "Household: everyone sees it"),
+        ],
+        widget=forms.RadioSelect,
+    )
 
     class Meta:
         model = MemberPreference
         fields = ["default_scope"]
-        labels = {"default_scope": "What I ask Pippa to remember is, unless I say otherwise"}
 
 
 class ScopeForm(forms.Form):

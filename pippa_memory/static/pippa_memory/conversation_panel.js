@@ -50,10 +50,12 @@
       ? since + "; " + soul + " does not know " + (data.newer === 1 ? "it" : "them") + " in this chat yet."
       : "Nothing new since: this chat is up to date.";
     refresh.hidden = !(data.state === "pinned" || data.state === "absent") || data.newer === 0;
+    // The closed panel's one line: what is news first, short enough for a phone.
     let head = "";
     if (data.state === "temporary") head = " · none (temporary chat)";
     else if (data.state === "waiting") head = " · taken at your next message";
-    else if (data.pinned_at) head = " · from " + when(data.pinned_at) + (since ? " · " + since : "");
+    else if (data.newer > 0) head = " · " + data.newer + " new since";
+    else if (data.pinned_at) head = " · from " + when(data.pinned_at);
     line.textContent = head;
   }
 
