@@ -59,7 +59,7 @@ def test_flipping_the_switch_decides_the_tool_for_new_conversations(
     summary = tool_use.locator("summary").first
     expect(summary).to_contain_text("Pippa looked in her memory for “submarine”")
     expect(summary).to_contain_text("nothing matched")
-    tool_use.locator("summary").click()
+    tool_use.locator("summary").first.click()
     expect(tool_use.locator(".fallback-note")).to_contain_text("not matches but a fallback")
     if SCREENSHOTS:
         page.screenshot(path=os.path.join(SCREENSHOTS, "fallback.png"), full_page=True)

@@ -59,8 +59,13 @@
     line.textContent = head;
   }
 
+  // Why it failed, in plain words: memory out of reach is said as such, without its causes
+  // (those are for whoever runs the household, on the memory page and in the API).
   function failed(data, fallback) {
     const error = (data && data.error) || {};
+    if (error.code === "memory_unavailable") {
+      return soul + "'s memory cannot be reached right now; this chat goes on with what it has.";
+    }
     return error.message || fallback;
   }
 
