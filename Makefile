@@ -23,7 +23,8 @@ $(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	@touch $@
 
-run: export DJANGO_DEBUG ?= true
+run: export DJANGO_DEBUG ?= false
+run: export DJANGO_ALLOWED_HOSTS ?= 127.0.0.1,localhost,[::1],$(HOST)
 run: export PIPPA_MEMORY_URL ?= http://127.0.0.1:$(ENGINE_PORT)
 run: export PIPPA_MEMORY_TOKEN ?= demo-engine-token
 run: export PIPPA_MEMORY_BRAIN_SECRET ?= whsec_ZGVtby1icmFpbi1kb29yLXNlY3JldC1ub3QtZm9yLXByb2R1Y3Rpb24=
@@ -31,7 +32,7 @@ run: export ENGINE_PORT := $(ENGINE_PORT)
 run: export WEBUI_OFFLINE_PACE_SECONDS ?= 0.05
 run: $(VENV)/.run-installed
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT)
+	$(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT) --login-file .demo-login
 	WEBUI_ADDR=$(HOST):$(PORT) PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho start -f Procfile
 
 test: $(VENV)/.dev-installed

@@ -21,10 +21,15 @@ class PippaMemoryConfig(AppConfig):
         from webui.extensions import register_extension
         from webui.text.redaction import register_secret_source
         from webui.web.navigation import NavigationLink, register_navigation_link
+        from webui.web.page_slots import ConversationPanel, register_conversation_panel
 
         register_extension(MemoryExtension())
         register_navigation_link(NavigationLink(label="Memory", url_name="memory-page"))
         register_secret_source(memory_secret_values)
+
+        from pippa_memory.items.conversation_panel import render_memory_panel
+
+        register_conversation_panel(ConversationPanel(name="memory", render=render_memory_panel))
 
         from django.db.models.signals import post_save
 

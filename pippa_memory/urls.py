@@ -3,12 +3,22 @@
 from django.urls import path
 
 from pippa_memory.brain.views import BrainDoorView
-from pippa_memory.items import api
+from pippa_memory.items import api, conversation_api
 
 urlpatterns = [
     path("brain/", BrainDoorView.as_view(), name="brain-door"),
     path("items/", api.ItemListView.as_view(), name="api-memory-items"),
     path("items/<str:item_id>/", api.ItemView.as_view(), name="api-memory-item"),
+    path(
+        "conversations/<uuid:conversation_id>/",
+        conversation_api.ConversationMemoryView.as_view(),
+        name="api-memory-conversation",
+    ),
+    path(
+        "conversations/<uuid:conversation_id>/refresh/",
+        conversation_api.ConversationRefreshView.as_view(),
+        name="api-memory-conversation-refresh",
+    ),
     path(
         "members/<str:member>/forget/",
         api.MemberForgetView.as_view(),

@@ -7,7 +7,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from webui.ledger import views as ledger_views
-from webui.web import views
+from webui.web import accounts, views
 
 urlpatterns = [
     path("", views.conversation_list, name="conversation-list"),
@@ -35,7 +35,7 @@ urlpatterns = [
     path("cache/", ledger_views.cache_ledger, name="cache-ledger"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logout/", accounts.LogoutView.as_view(), name="logout"),
     path("api/", include("webui.api.urls")),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -23,6 +23,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from pippa_memory.engine.members import member_id
 from pippa_memory.items import services
 from pippa_memory.items.turn_links import own_turn_urls
+from pippa_memory.items.wording import said_words, unavailable_for
 from pippa_memory.models import MemberPreference, Scope
 from webui.models import Soul
 
@@ -30,12 +31,21 @@ QUERY_LENGTH = 200
 
 
 class PreferenceForm(forms.ModelForm):
-    """The scope a ``remember`` gets when the model names none."""
+    """The scope a ``remember`` gets when the model names none: two short choices, as radio
+    buttons that wrap on a phone (a menu cut its long labels at 390 px)."""
+
+    default_scope = forms.ChoiceField(
+        label="What I ask Pippa to remember is, unless I say otherwise",
+        choices=[
+            (Scope.PRIVATE.value, "Private: only you see it"),
+            (Scope.HOUSEHOLD.value, "Household: everyone sees it"),
+        ],
+        widget=forms.RadioSelect,
+    )
 
     class Meta:
         model = MemberPreference
         fields = ["default_scope"]
-        labels = {"default_scope": "What I ask Pippa to remember is, unless I say otherwise"}
 
 
 class ScopeForm(forms.Form):
@@ -63,11 +73,21 @@ def back_to_page(
         raise Http404(refusal.message)
     if refusal.code == services.NOT_YOURS:
         raise PermissionDenied(refusal.message)
-    messages.error(request, f"{nothing_done} {refusal.message}")
+    messages.error(request, f"{nothing_done} {refusal_words(request, refusal, soul)}")
     return redirect(page_url(soul))
 
 
-def item_rows(request: HttpRequest, listing: services.ItemsPage) -> list[dict[str, object]]:
+def refusal_words(request: HttpRequest, refusal: services.MemoryRefusal, soul: Soul) -> str:
+    """A refused change in words for the person asking (plain for a member when memory is
+    unavailable: no engine names or settings)."""
+    if refusal.code == "memory_unavailable":
+        return unavailable_for(request.user, refusal, soul_name=soul.name)
+    return refusal.message
+
+
+def item_rows(
+    request: HttpRequest, listing: services.ItemsPage, soul: Soul
+) -> list[dict[str, object]]:
     """Each item with what the viewer may do to it and the link to its turn, if theirs."""
     user = request.user
     urls = own_turn_urls(user=user, items=listing.items)
@@ -75,6 +95,7 @@ def item_rows(request: HttpRequest, listing: services.ItemsPage) -> list[dict[st
         {
             "item": item,
             "yours": services.said_it(user, item),
+            "said": said_words(user, item, soul_name=soul.name),
             "may_forget": services.may_forget(user, item),
             "may_change_scope": services.may_change_scope(user, item),
             "turn_url": urls.get(item.id),
@@ -100,11 +121,11 @@ def memory_page(request: HttpRequest) -> HttpResponse:
     if soul is not None:
         try:
             listing = services.fetch_items_page(soul=soul, user=request.user, q=q, cursor=cursor)
-            context.update(rows=item_rows(request, listing), next=listing.next)
+            context.update(rows=item_rows(request, listing, soul), next=listing.next)
             if context["may_manage"]:
                 context["members"] = services.fetch_member_counts(soul=soul, user=request.user)
         except services.MemoryRefusal as refusal:
-            context["unavailable"] = refusal.message
+            context["unavailable"] = unavailable_for(request.user, refusal, soul_name=soul.name)
     return render(request, "pippa_memory/memory_page.html", context)
 
 
@@ -122,7 +143,12 @@ def forget_item(request: HttpRequest, item_id: str) -> HttpResponse:
             return back_to_page(request, soul, refusal, nothing_done="Nothing was forgotten.")
         if not services.may_forget(request.user, item):
             raise PermissionDenied(services.not_yours("forget").message)
-        context = {"soul": soul, "item": item, "yours": services.said_it(request.user, item)}
+        context = {
+            "soul": soul,
+            "item": item,
+            "yours": services.said_it(request.user, item),
+            "said": said_words(request.user, item, soul_name=soul.name),
+        }
         return render(request, "pippa_memory/forget_confirm.html", context)
     try:
         changed = services.forget_item(soul=soul, user=request.user, item_id=item_id)

@@ -21,45 +21,78 @@
   let inFlight = false;
   // The saved message that failed and Retry answers (its id); null when there is none to retry.
   let retryId = null;
+  // Whether Stop was pressed for the running reply: the status line then says so, not "being written".
+  let stopping = false;
 
   function pretty(value) {
     return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+  }
+
+  // The soul's name, for the words the page says (data-soul on the form).
+  const soul = form.dataset.soul || "Pippa";
+
+  function quoted(text) {
+    const one = String(text || "").replace(/\s+/g, " ").trim();
+    return "“" + (one.length > 80 ? one.slice(0, 79) + "…" : one) + "”";
+  }
+
+  function things(count) {
+    return count === 0 ? "nothing" : count === 1 ? "1 thing" : count + " things";
+  }
+
+  // A tool use as a sentence a person reads; the raw call stays one click further away.
+  function toolSentence(use) {
+    const input = use.input || {};
+    const output = use.output || {};
+    if (use.name !== "memory") return soul + " used the tool " + quoted(use.name) + ".";
+    if (output.error) {
+      return soul + " could not use her memory just now" + (output.error === "memory_unavailable" ? " (it could not be reached)." : ".");
+    }
+    if (input.verb === "remember") return soul + " noted " + quoted(input.text) + " to remember.";
+    if (input.verb === "ask") return soul + " asked her memory " + quoted(input.text) + "; the answer comes later.";
+    const found = Array.isArray(output.items) ? output.items.length : 0;
+    if (output.match === "fallback") {
+      return soul + " looked in her memory for " + quoted(input.text) + ": nothing matched, so she looked at " + things(found) + " she remembers instead.";
+    }
+    return soul + " looked in her memory for " + quoted(input.text) + " and found " + things(found) + ".";
   }
 
   function toolUseDetail(use) {
     const details = document.createElement("details");
     details.className = "tool-use";
     const summary = document.createElement("summary");
-    const verb = use.input && use.input.verb ? " · " + use.input.verb : "";
-    summary.textContent = "Tool: " + use.name + verb;
+    summary.textContent = toolSentence(use);
     details.appendChild(summary);
     const output = use.output || {};
     if (output.match === "fallback") {
-      // A recall that fell back is not a match: the reader is told, as the model is.
+      // A recall that fell back is not a match: the reader is told in words written for them.
       details.classList.add("fallback");
-      const mark = document.createElement("span");
-      mark.className = "fallback-mark";
-      mark.textContent = " · fallback, not a match";
-      summary.appendChild(mark);
-      if (output.note) {
-        const note = document.createElement("p");
-        note.className = "fallback-note";
-        note.textContent = output.note;
-        details.appendChild(note);
-      }
+      const note = document.createElement("p");
+      note.className = "fallback-note";
+      note.textContent = "These are not matches but a fallback: the nearest things " + soul + " remembers, which may not be about what was asked.";
+      details.appendChild(note);
     } else if (output.error) {
       details.classList.add("tool-error");
-      const mark = document.createElement("span");
-      mark.textContent = " · " + output.error.replace(/_/g, " ");
-      summary.appendChild(mark);
     }
+    for (const item of Array.isArray(output.items) ? output.items : []) {
+      const line = document.createElement("p");
+      line.className = "tool-item";
+      line.textContent = "• " + item.text;
+      details.appendChild(line);
+    }
+    const raw = document.createElement("details");
+    raw.className = "raw-call";
+    const rawSummary = document.createElement("summary");
+    rawSummary.textContent = "The raw call";
+    raw.appendChild(rawSummary);
     for (const [label, value] of [["Input", use.input], ["Output", use.output]]) {
       const heading = document.createElement("div");
       heading.textContent = label;
       const pre = document.createElement("pre");
       pre.textContent = pretty(value);
-      details.append(heading, pre);
+      raw.append(heading, pre);
     }
+    details.appendChild(raw);
     return details;
   }
 
@@ -92,7 +125,7 @@
     item.id = "message-" + message.id;  // the memory page links to a turn here
     const who = document.createElement("span");
     who.className = "who";
-    who.textContent = message.role === "user" ? "You" : "Reply" + (message.vessel ? " · " + message.vessel : "");
+    who.textContent = message.role === "user" ? "You" : soul;
     if (message.stopped) {
       // Stopped by its reader: what was written until then, kept as it was.
       item.classList.add("stopped");
@@ -131,6 +164,8 @@
     retryButton.hidden = retryId === null;
     errorBox.querySelector(".text").textContent = text + " ";
     errorBox.hidden = false;
+    // It sits in the composer, which sticks to the window's bottom: in view, never covered.
+    form.scrollIntoView({ block: "end" });
   }
 
   // Server-sent events from a fetch body: "event:" and "data:" lines, a blank line ends an event.
@@ -159,7 +194,7 @@
     item.className = "message assistant writing";
     const who = document.createElement("span");
     who.className = "who";
-    who.textContent = "Reply · being written…";
+    who.textContent = soul + " · writing…";
     const body = document.createElement("div");
     body.className = "content";
     item.append(who, body);
@@ -178,9 +213,11 @@
           line.className = "tool-use running";
           item.appendChild(line);
         }
-        const verb = use.verb ? " · " + use.verb : "";
-        line.classList.toggle("running", use.state === "started");
-        line.textContent = "Tool: " + use.name + verb + (use.state === "started" ? " · running…" : " · done");
+        const running = use.state === "started";
+        line.classList.toggle("running", running);
+        const doing = { recall: "looking in her memory", remember: "noting something to remember", ask: "asking her memory" };
+        const what = use.name === "memory" && doing[use.verb] ? doing[use.verb] : "using the tool " + quoted(use.name);
+        line.textContent = soul + (running ? " is " + what + "…" : " is done " + what + ".");
       },
     };
   }
@@ -193,7 +230,7 @@
       showError("A reply is still being written in this conversation; wait for it, then send again.");
       return false;
     }
-    showError(error.message || "Something went wrong (HTTP " + httpStatus + ").", saved && saved.id);
+    showError(error.message || "Something went wrong (HTTP " + httpStatus + "); your message is kept, try again.", saved && saved.id);
     // The message was kept: clear the box so it is not sent twice; Retry answers it.
     return Boolean(saved);
   }
@@ -232,7 +269,7 @@
         if (sentText) pending = render({ role: "user", content: sentText, id: "" });
         reply = writingReply();
       } else if (name === "delta") {
-        status.textContent = "The reply is being written…";
+        if (!stopping) status.textContent = "The reply is being written…";
         reply.add(data.text);
       } else if (name === "tool") {
         reply.tool(data);
@@ -242,6 +279,7 @@
         showTitle(data.conversation);
         if (!shown(data.user)) render(data.user);
         render(data.assistant);
+        document.dispatchEvent(new CustomEvent("chat:replied"));
         outcome = true;
       } else if (name === "error") {
         if (pending) pending.remove();
@@ -292,7 +330,8 @@
       retryButton.disabled = false;
       stopButton.hidden = true;
       delete stopButton.dataset.turnId;
-      status.textContent = "";
+      status.textContent = stopping ? "Stopped." : "";
+      stopping = false;
       inFlight = false;
     }
   }
@@ -301,6 +340,7 @@
     const turnId = stopButton.dataset.turnId;
     if (!turnId) return;
     stopButton.disabled = true;
+    stopping = true;
     status.textContent = "Stopping…";
     try {
       await fetch(form.dataset.stopUrl, {
@@ -311,6 +351,8 @@
       });
     } catch (e) {
       stopButton.disabled = false;
+      stopping = false;
+      showError("Stop did not reach the server; the reply is still being written.");
     }
   });
 
@@ -371,6 +413,10 @@
 
   const history = JSON.parse(document.getElementById("history").textContent);
   for (const message of history) render(message);
+  // A notice from the server (a rename's result, say) is at the top, by the title where the
+  // change was made: show it there rather than the last message.
+  const notice = document.querySelector("main > .notice");
+  if (notice) window.scrollTo(0, 0);
   if (JSON.parse(document.getElementById("last-unanswered").textContent)) {
     showError("Your last message has no reply yet.", history[history.length - 1].id);
   }

@@ -29,8 +29,8 @@ def test_member_chats_with_the_offline_vessel_and_sees_its_tool_uses(
     log_in(page, live_server.url, "alice")
 
     page.get_by_role("link", name="Start a new conversation").click()
-    page.get_by_label("Soul").select_option(label="Pippa")
-    page.get_by_label("Vessel").select_option(label="Offline")
+    page.get_by_label("Talk with").select_option(label="Pippa")
+    page.get_by_label("Model").select_option(label="Offline")
     page.get_by_role("button", name="Start").click()
 
     page.get_by_label("Message").fill("hello Pippa")
@@ -42,9 +42,12 @@ def test_member_chats_with_the_offline_vessel_and_sees_its_tool_uses(
     reply = page.locator(".message.assistant").nth(1)
     expect(reply.locator(".content")).to_have_text("I'll remember that for you: “I like tea”.")
     tool_use = reply.locator("details.tool-use")
-    expect(tool_use.locator("summary")).to_have_text("Tool: memory · remember")
+    expect(tool_use.locator("summary").first).to_have_text("Pippa noted “I like tea” to remember.")
     expect(tool_use.locator("pre").first).not_to_be_visible()
-    tool_use.locator("summary").click()
+    # The raw call is one click further than the sentence.
+    tool_use.locator("summary").first.click()
+    expect(tool_use.locator("pre").first).not_to_be_visible()
+    tool_use.get_by_text("The raw call").click()
     expect(tool_use.locator("pre").first).to_contain_text('"text": "I like tea"')
     expect(tool_use.locator("pre").nth(1)).to_contain_text("noted")
     if SCREENSHOTS:

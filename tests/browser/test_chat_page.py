@@ -205,7 +205,14 @@ def test_a_message_over_the_limit_is_counted_and_refused_before_sending(
     expect(count).to_be_hidden()
     box.fill("x" * 45)
     expect(count).to_have_text("45 / 50 characters")
-    box.fill("x" * 51)
+    # The box carries the limit (maxlength): typing stops at it.
+    assert box.get_attribute("maxlength") == "50"
+    box.fill("x" * 50)
+    box.press("End")
+    box.press_sequentially("y")
+    expect(box).to_have_value("x" * 50)
+    # Text put there by a script passes maxlength: it is still counted and refused.
+    box.evaluate("el => { el.value = 'x'.repeat(51); el.dispatchEvent(new Event('input')); }")
     expect(count).to_have_text("51 / 50 characters")
     page.get_by_role("button", name="Send").click()
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.memory.household_memory import add_memory, head
+from tests.memory.household_memory import add_memory, head, said_in_chat
 
 from .test_chat_flow import SCREENSHOTS, log_in
 
@@ -20,7 +20,9 @@ def test_a_member_forgets_a_memory_through_the_confirmation_and_sees_it_gone(
     live_server: Any, page: Page, user: Any, soul: Any, memory_on: Any, width: int
 ) -> None:
     page.set_viewport_size({"width": width, "height": 900})
-    item = add_memory(memory_on, "Alice hides the biscuits.", scope="private", by=user)
+    item = add_memory(
+        memory_on, "Alice hides the biscuits.", scope="private", by=user, source=said_in_chat()
+    )
     add_memory(memory_on, "The bins go out on Tuesday.", by=user)
     log_in(page, live_server.url, "alice")
 

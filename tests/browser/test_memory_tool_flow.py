@@ -15,8 +15,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def start_conversation(page: Page, base_url: str) -> None:
     page.goto(f"{base_url}/conversations/new/")
-    page.get_by_label("Soul").select_option(label="Pippa")
-    page.get_by_label("Vessel").select_option(label="Offline")
+    page.get_by_label("Talk with").select_option(label="Pippa")
+    page.get_by_label("Model").select_option(label="Offline")
     page.get_by_role("button", name="Start").click()
 
 
@@ -56,9 +56,10 @@ def test_flipping_the_switch_decides_the_tool_for_new_conversations(
     start_conversation(page, live_server.url)
     send(page, "recall submarine")
     tool_use = page.locator(".message.assistant").last.locator("details.tool-use")
-    expect(tool_use.locator("summary")).to_contain_text("Tool: memory · recall")
-    expect(tool_use.locator("summary")).to_contain_text("fallback, not a match")
-    tool_use.locator("summary").click()
+    summary = tool_use.locator("summary").first
+    expect(summary).to_contain_text("Pippa looked in her memory for “submarine”")
+    expect(summary).to_contain_text("nothing matched")
+    tool_use.locator("summary").first.click()
     expect(tool_use.locator(".fallback-note")).to_contain_text("not matches but a fallback")
     if SCREENSHOTS:
         page.screenshot(path=os.path.join(SCREENSHOTS, "fallback.png"), full_page=True)

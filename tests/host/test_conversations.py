@@ -193,7 +193,7 @@ def test_the_delete_page_says_the_memory_keeps_what_it_learned_when_a_memory_plu
 ) -> None:
     page = page_client.get(f"/conversations/{conversation.pk}/delete/").content.decode()
 
-    assert "Deleting does not reach the memory engine" in page
+    assert "Deleting does not make Pippa forget" in page
     assert "forget it on the memory page" in page
 
 

@@ -40,6 +40,20 @@ def test_chat_works_and_offers_no_tool(auth_client: APIClient, conversation: Con
     assert conversation.offered_tools == []
 
 
+@pytest.mark.django_db
+def test_the_conversation_page_is_whole_without_a_memory_panel(
+    auth_client: APIClient, conversation: Conversation
+) -> None:
+    """The page's panel slot is empty with the plug-in removed: no panel, no link to its API."""
+    response = auth_client.get(f"/conversations/{conversation.id}/")
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert 'id="send"' in html
+    assert "memory-panel" not in html
+    assert "/api/memory/" not in html
+
+
 @pytest.fixture(autouse=True)
 def _require_host_only_settings(settings: Any) -> None:
     if settings.SETTINGS_MODULE != "tests.settings_host_only":

@@ -1,5 +1,6 @@
 """Two members' memories in the reference engine, for the memory page's and API's tests."""
 
+import uuid
 from typing import Any
 
 import requests
@@ -10,6 +11,11 @@ from reference_engine import ReferenceEngine
 from .conftest import TOKEN
 
 HEADERS = {"Authorization": f"Bearer {TOKEN}", "X-Memory-Contract": "2"}
+
+
+def said_in_chat() -> dict[str, str | None]:
+    """The source of a memory a member said in a chat (ids of a conversation and a message)."""
+    return {"conversation": str(uuid.uuid4()), "message": str(uuid.uuid4()), "tool_use": None}
 
 
 def add_memory(

@@ -25,6 +25,7 @@ from pippa_memory.models import BrainCall, ConversationPin, MemoryBlock, OutboxE
 from tests.access_walk import (
     FORBIDDEN,
     LOGIN,
+    NOT_FOUND,
     OK,
     PLUGIN,
     READ_ONLY_ADMIN,
@@ -67,6 +68,7 @@ UNSIGNED = Access(401, 401, 401, 401, 401)
 API = Access(FORBIDDEN, OK, OK, OK, OK)
 """The JSON API past the login: anonymous gets 403 (no login page)."""
 MANAGERS_ONLY_API = Access(FORBIDDEN, FORBIDDEN, FORBIDDEN, FORBIDDEN, OK)
+OWN_CHAT_ONLY = Access(FORBIDDEN, OK, NOT_FOUND, NOT_FOUND, NOT_FOUND)
 NOBODY_BUT_THE_SAYER = Access(LOGIN, FORBIDDEN, FORBIDDEN, FORBIDDEN, FORBIDDEN)
 
 
@@ -115,6 +117,15 @@ PLUGIN_ROUTES: dict[str, Route] = {
     "api-memory-items": Route(API, lambda world, role: "/api/memory/items/?soul=pippa"),
     "api-memory-item": Route(
         MANAGERS_ONLY_API, memory("api_forget", "/api/memory/items/{id}/?soul=pippa"), "delete"
+    ),
+    # One conversation's memory: its member's alone; anyone else is told there is no such chat.
+    "api-memory-conversation": Route(
+        OWN_CHAT_ONLY, lambda world, role: f"/api/memory/conversations/{world.conversation.pk}/"
+    ),
+    "api-memory-conversation-refresh": Route(
+        OWN_CHAT_ONLY,
+        lambda world, role: f"/api/memory/conversations/{world.conversation.pk}/refresh/",
+        "post",
     ),
     "api-memory-member-forget": Route(
         MANAGERS_ONLY_API,

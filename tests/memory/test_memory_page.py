@@ -4,6 +4,7 @@ forget through a confirmation that says what forgetting does and does not remove
 default-scope preference; counts for a manager; and an honest notice when memory is unavailable."""
 
 import uuid
+from html import unescape
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from django.test import Client
 from pippa_memory.models import MemberPreference
 from reference_engine import ReferenceEngine
 
-from .household_memory import add_memory, grant_manage_memory, head
+from .household_memory import add_memory, grant_manage_memory, head, said_in_chat
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +33,7 @@ def bob(make_user: Any) -> Any:
 def household(memory_on: ReferenceEngine, soul: Any, user: Any, bob: Any) -> dict[str, str]:
     return {
         "alice_private": add_memory(
-            memory_on, "Alice hides the biscuits.", scope="private", by=user
+            memory_on, "Alice hides the biscuits.", scope="private", by=user, source=said_in_chat()
         ),
         "bob_private": add_memory(
             memory_on, "Bob is planning a surprise.", scope="private", by=bob
@@ -170,21 +171,36 @@ def test_a_member_may_not_open_the_forget_member_page(soul: Any, user: Any, bob:
 
 
 @pytest.mark.parametrize(
-    ("switch", "words"),
+    ("switch", "words", "staff_words"),
     [
-        ("engine_down", "The memory engine did not answer usably (connection_failed)"),
-        ("memory_off", "Memory is switched off for this household"),
-        ("unconfigured", "No memory engine is configured"),
+        (
+            "engine_down",
+            "Pippa's memory cannot be reached right now.",
+            "The memory engine",  # did not answer, or (after the member's calls) is paused
+        ),
+        (
+            "memory_off",
+            "Memory is switched off for this household.",
+            "Memory is switched off for this household (PIPPA_MEMORY_ENABLED=false)",
+        ),
+        (
+            "unconfigured",
+            "Pippa's memory cannot be reached right now.",
+            "No memory engine is configured",
+        ),
     ],
 )
 def test_with_memory_unavailable_the_page_says_why_and_never_that_nothing_is_remembered(
     memory_on: ReferenceEngine,
     household: dict[str, str],
     user: Any,
+    make_user: Any,
     configure: Any,
     switch: str,
     words: str,
+    staff_words: str,
 ) -> None:
+    """A member reads it in plain words (no "engine"); staff read the precise cause."""
     configure(
         **{
             "engine_down": {"URL": "http://127.0.0.1:9"},
@@ -199,11 +215,17 @@ def test_with_memory_unavailable_the_page_says_why_and_never_that_nothing_is_rem
         f"/memory/items/{household['alice_private']}/forget/", {"soul": "pippa"}, follow=True
     )
 
-    html = response.content.decode()
+    html = unescape(response.content.decode())
     assert response.status_code == 200
     assert 'id="memory-unavailable"' in html
     assert words in html
+    assert "engine" not in html.lower()
     assert "remembers nothing" not in html
     assert "Nothing was forgotten." in forget.content.decode()
+    assert "engine" not in forget.content.decode().lower()
+    staff = make_user("carol")
+    staff.is_staff = True
+    staff.save()
+    assert staff_words in unescape(page_as(staff).get("/memory/").content.decode())
     assert "The memory is forgotten." not in forget.content.decode()
     assert household["alice_private"] in head(memory_on, viewer=user)["items"]

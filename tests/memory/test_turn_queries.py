@@ -46,7 +46,7 @@ def test_a_later_turn_with_memory_on_adds_only_its_outbox_row(
 ) -> None:
     queries = later_turn_queries(make_conversation(), at=at)
 
-    memory = [q for q in queries if "pippa_memory" in q or "django_tasks" in q]
+    memory = [q for q in queries if "pippa_memory" in q]
     assert len(queries) == HOST_QUERIES + 1, queries
     assert len(memory) == 1
     assert memory[0].startswith('INSERT INTO "pippa_memory_outboxevent"')

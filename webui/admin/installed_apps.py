@@ -7,13 +7,11 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group
-from django_tasks_db.admin import DBTaskResultAdmin
-from django_tasks_db.models import DBTaskResult
 
 from webui.admin.member_words import GuardsMemberWords
 
 User = get_user_model()
-for model in (DBTaskResult, User, Group):
+for model in (User, Group):
     if admin.site.is_registered(model):
         admin.site.unregister(model)
 
@@ -26,9 +24,3 @@ class HouseholdUserAdmin(GuardsMemberWords, UserAdmin):
 @admin.register(Group)
 class HouseholdGroupAdmin(GuardsMemberWords, GroupAdmin):
     """Groups, as Django's own admin keeps them."""
-
-
-@admin.register(DBTaskResult)
-class TaskResultAdmin(GuardsMemberWords, DBTaskResultAdmin):
-    """django-tasks' results, read only as that app keeps them; no lookup on their arguments,
-    return values or tracebacks."""

@@ -3,20 +3,22 @@
 from django import forms
 
 from webui.models import Soul, Vessel
-from webui.web.conversations import title_problem
+from webui.web.conversations import TITLE_MAX_CHARS, title_problem
 from webui.web.selectors import SEARCH_MAX_CHARS
 
 
 class NewConversationForm(forms.Form):
     """Start a conversation: which soul, through which vessel, and whether it is temporary."""
 
-    soul = forms.ModelChoiceField(queryset=Soul.objects.all(), empty_label=None)
-    vessel = forms.ModelChoiceField(queryset=Vessel.objects.filter(enabled=True), empty_label=None)
-    title = forms.CharField(max_length=200, required=False)
+    soul = forms.ModelChoiceField(queryset=Soul.objects.all(), empty_label=None, label="Who")
+    vessel = forms.ModelChoiceField(
+        queryset=Vessel.objects.filter(enabled=True), empty_label=None, label="Model"
+    )
+    title = forms.CharField(max_length=TITLE_MAX_CHARS, required=False)
     temporary = forms.BooleanField(
         required=False,
         label="Temporary chat",
-        help_text="Nothing from a temporary chat is remembered: no memory, no memory tool, no events.",
+        help_text="Nothing from a temporary chat is remembered, and Pippa brings no memory into it.",
     )
 
 
@@ -42,7 +44,11 @@ class RenameConversationForm(forms.Form):
     """The conversation page's rename box: a new title, checked as the API checks it."""
 
     title = forms.CharField(
-        label="Title", strip=True, error_messages={"required": "A title cannot be empty."}
+        label="Title",
+        strip=True,
+        error_messages={"required": "A title cannot be empty."},
+        # The browser's limit; the server's check (title_problem) says it in words.
+        widget=forms.TextInput(attrs={"maxlength": TITLE_MAX_CHARS}),
     )
 
     def clean_title(self) -> str:

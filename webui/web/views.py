@@ -25,7 +25,12 @@ from webui.unattended.display import memory_line, post_heading
 from webui.unattended.runner import run_wake
 from webui.vessels.connection import check_connection, key_status
 from webui.vessels.registry import vessel_problem
-from webui.web.conversations import ConversationError, delete_conversation, rename_conversation
+from webui.web.conversations import (
+    TITLE_MAX_CHARS,
+    ConversationError,
+    delete_conversation,
+    rename_conversation,
+)
 from webui.web.forms import (
     ConversationSearchForm,
     MemoryToolForm,
@@ -33,6 +38,7 @@ from webui.web.forms import (
     RenameConversationForm,
     WakeSoulForm,
 )
+from webui.web.page_slots import conversation_panels
 from webui.web.selectors import (
     conversation_for,
     grouped_by_day,
@@ -102,6 +108,8 @@ def conversation_detail(request: HttpRequest, conversation_id: str) -> HttpRespo
         "temporary_notice": temporary_notice(conversation),
         "memory_tool_on": memory_tool_on(conversation),
         "max_message_chars": webui_settings.MAX_MESSAGE_CHARS,
+        "title_max_chars": TITLE_MAX_CHARS,
+        "panels": conversation_panels(request, conversation),
     }
     return render(request, "webui/conversation_detail.html", context)
 

@@ -2,6 +2,7 @@
 
 import secrets
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from django.apps import apps
@@ -18,8 +19,9 @@ DEMO_USERNAME = "demo"
 class Command(BaseCommand):
     help = (
         "Create or refresh the demo household: a member (staff, so the admin is reachable), the soul "
-        "Pippa with the demo vault, the offline vessel, and a demo job and wake. Sets a fresh "
-        "password and prints the login."
+        "Pippa with the demo vault, the offline vessel, and a demo job (hourly) and wake (daily). "
+        "Sets a fresh password, or with --login-file keeps the one it set before, and prints the "
+        "login."
     )
 
     def add_arguments(self, parser: Any) -> None:
@@ -30,9 +32,17 @@ class Command(BaseCommand):
         parser.add_argument(
             "--url", default="http://127.0.0.1:8000", help="Where the WebUI is served."
         )
+        parser.add_argument(
+            "--login-file",
+            help="Keep the demo password in this file (created readable by its owner only) and "
+            "use it again on the next run, so a restart does not log the family out.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        password = options["password"] or secrets.token_urlsafe(9)
+        login_file = Path(options["login_file"]) if options["login_file"] else None
+        password = options["password"] or kept_password(login_file) or secrets.token_urlsafe(9)
+        if login_file is not None:
+            keep_password(login_file, password)
         with transaction.atomic():
             user, _ = get_user_model().objects.get_or_create(
                 username=DEMO_USERNAME, defaults={"first_name": "Demo", "last_name": "Member"}
@@ -55,14 +65,22 @@ class Command(BaseCommand):
                     "enabled": True,
                 },
             )
-            # A job and a wake that run on their own under `make run` (the scheduler process).
-            # Their first runs wait a few seconds, so the engine is listening by then.
+            # A job (hourly) and a wake (daily) that run on their own under `make run` (the
+            # scheduler process): a quiet stream. Their first runs, when the demo is first
+            # loaded, wait a few seconds so the engine is listening by then; a later run of this
+            # command keeps the times they are due.
             now = timezone.now()
             demo_jobs = [
-                ("Morning note", "job", "Write a short note for the household's morning.", 2, 10),
-                ("Soul Stream wake", "wake", "", 3, 20),
+                (
+                    "Morning note",
+                    "job",
+                    "Write a short note for the household's morning.",
+                    "1h",
+                    10,
+                ),
+                ("Soul Stream wake", "wake", "", "1d", 20),
             ]
-            for name, kind, prompt, minutes, first in demo_jobs:
+            for name, kind, prompt, every, first in demo_jobs:
                 ScheduledJob.objects.update_or_create(
                     name=name,
                     defaults={
@@ -70,21 +88,45 @@ class Command(BaseCommand):
                         "soul": soul,
                         "vessel": offline,
                         "prompt": prompt,
-                        "schedule": f"every {minutes}m",
+                        "schedule": f"every {every}",
+                    },
+                    create_defaults={
+                        "kind": kind,
+                        "soul": soul,
+                        "vessel": offline,
+                        "prompt": prompt,
+                        "schedule": f"every {every}",
                         "next_run_at": now + timedelta(seconds=first),
                     },
                 )
         url = options["url"].rstrip("/")
+        kept = f" (kept in {login_file})" if login_file is not None else ""
         lines = [
             "",
             "Demo household ready.",
             f"  WebUI:    {url}/",
             f"  Log in:   {url}/accounts/login/",
             f"  Username: {DEMO_USERNAME}",
-            f"  Password: {password}",
+            f"  Password: {password}{kept}",
             f"  Admin:    {url}/admin/ (same login)",
-            f"  Stream:   {url}/stream/ (a demo job and wake post here on their own)",
+            f"  Stream:   {url}/stream/ (a demo note hourly and a wake daily post here)",
         ]
         if apps.is_installed("pippa_memory"):
             lines.append(f"  Pins:     {url}/admin/pippa_memory/pinrecord/")
         self.stdout.write(self.style.SUCCESS("\n".join([*lines, ""])))
+
+
+def kept_password(login_file: Path | None) -> str | None:
+    """The password a previous run kept in ``login_file``, or ``None`` (no file, or empty)."""
+    if login_file is None or not login_file.is_file():
+        return None
+    return login_file.read_text(encoding="utf-8").strip() or None
+
+
+def keep_password(login_file: Path, password: str) -> None:
+    """Write ``password`` to ``login_file``, readable and writable by its owner only: the one
+    place it is kept (it is printed to the terminal that ran the command, and logged nowhere)."""
+    login_file.parent.mkdir(parents=True, exist_ok=True)
+    login_file.touch(mode=0o600, exist_ok=True)
+    login_file.chmod(0o600)
+    login_file.write_text(password + "\n", encoding="utf-8")

@@ -1,0 +1,124 @@
+"""One conversation's memory as JSON: ``GET /api/memory/conversations/<id>/`` (what its pinned
+block holds for its member, and how many memories came since) and ``POST .../refresh/`` (bring it
+up to date at its next turn: one recorded re-pin, reason ``member_refresh``).
+
+Only the conversation's own member: anyone else, staff included, gets 404 as on the other
+conversation routes. An engine that is down, or memory switched off, is ``memory_unavailable``
+503 with the reason, as on the other memory routes; a refresh then changes nothing.
+"""
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from pippa_memory.items import services
+from pippa_memory.items.api import errors, refusal_response
+from pippa_memory.items.conversation_memory import (
+    REFRESH_COST,
+    ConversationMemory,
+    conversation_memory,
+    refresh_conversation,
+)
+from pippa_memory.items.wording import said_words
+from webui.api.views import ERROR
+from webui.models import Conversation
+from webui.web.selectors import conversations_for
+
+
+class PinnedItemSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    text = serializers.CharField()
+    at = serializers.CharField()
+    scope = serializers.CharField()
+    said = serializers.CharField(help_text="Who it came from, in words: “You said it”, …")
+
+
+class ConversationMemorySerializer(serializers.Serializer):
+    state = serializers.ChoiceField(choices=["pinned", "absent", "waiting", "temporary"])
+    summary = serializers.CharField(help_text="Where this chat's memory stands, in a sentence.")
+    pinned_at = serializers.DateTimeField(allow_null=True)
+    revision = serializers.CharField(allow_null=True)
+    items = PinnedItemSerializer(many=True)
+    newer = serializers.IntegerField(help_text="Memories the member may see, since the pin.")
+    refresh_cost = serializers.CharField()
+
+
+class RefreshSerializer(ConversationMemorySerializer):
+    refreshed = serializers.CharField(help_text="What happens now, in a sentence.")
+
+
+def own_chat(request: Request, conversation_id: str) -> Conversation:
+    conversation = (
+        conversations_for(request.user).select_related("soul").filter(pk=conversation_id).first()
+    )
+    if conversation is None:
+        raise NotFound("No such conversation for this member.")
+    return conversation
+
+
+def memory_json(request: Request, memory: ConversationMemory, soul_name: str) -> dict[str, Any]:
+    items = [
+        {
+            "id": item.id,
+            "text": item.text,
+            "at": item.at_text,
+            "scope": item.scope,
+            "said": said_words(request.user, item, soul_name=soul_name),
+        }
+        for item in memory.items
+    ]
+    return {
+        "state": memory.state,
+        "summary": memory.summary,
+        "pinned_at": memory.pinned_at.isoformat() if memory.pinned_at else None,
+        "revision": memory.revision,
+        "items": items,
+        "newer": memory.newer,
+        "refresh_cost": REFRESH_COST,
+    }
+
+
+class ConversationMemoryView(APIView):
+    """``GET``: what the conversation's pinned memory holds for its member, and what came since."""
+
+    serializer_class = ConversationMemorySerializer
+
+    @extend_schema(responses={200: ConversationMemorySerializer, **errors(403, 404, 503)})
+    def get(self, request: Request, conversation_id: str) -> Response:
+        conversation = own_chat(request, conversation_id)
+        try:
+            memory = conversation_memory(conversation=conversation, user=request.user)
+        except services.MemoryRefusal as refusal:
+            return refusal_response(refusal)
+        return Response(memory_json(request, memory, conversation.soul.name))
+
+
+class ConversationRefreshView(APIView):
+    """``POST``: bring the conversation's memory up to date at its next message (one re-pin)."""
+
+    serializer_class = RefreshSerializer
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: RefreshSerializer,
+            **errors(403, 404, 503),
+            409: OpenApiResponse(ERROR, description="A temporary chat (not_remembered)."),
+        },
+    )
+    def post(self, request: Request, conversation_id: str) -> Response:
+        conversation = own_chat(request, conversation_id)
+        try:
+            refresh_conversation(conversation=conversation, user=request.user)
+            memory = conversation_memory(conversation=conversation, user=request.user)
+        except services.MemoryRefusal as refusal:
+            return refusal_response(refusal)
+        soul = conversation.soul.name
+        body = memory_json(request, memory, soul)
+        body["refreshed"] = f"{soul} takes her memory afresh at your next message."
+        return Response(body)

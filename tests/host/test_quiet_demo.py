@@ -1,0 +1,93 @@
+"""A quiet, steady demo (issue 27): ``load_demo --login-file`` keeps the login it printed the first
+time, so a second ``make run`` does not log the family out; its job and wake run hourly and daily;
+and with ``DEBUG`` off (as ``make run`` serves) a wrong link or a page for staff gets the site's
+own plain pages, never Django's debug page or a bare "403 Forbidden"."""
+
+import stat
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.test import Client, RequestFactory
+from django.views import defaults
+
+from webui.models import ScheduledJob
+
+pytestmark = pytest.mark.django_db
+
+
+def load_demo(*args: str) -> str:
+    out = StringIO()
+    call_command("load_demo", *args, stdout=out)
+    return out.getvalue()
+
+
+def printed_password(printed: str) -> str:
+    line = next(line for line in printed.splitlines() if "Password:" in line)
+    return line.split("Password:")[1].split()[0]
+
+
+def test_a_second_run_keeps_and_prints_the_login_of_the_first(tmp_path: Path) -> None:
+    login_file = tmp_path / ".demo-login"
+
+    first = printed_password(load_demo("--login-file", str(login_file)))
+    second = printed_password(load_demo("--login-file", str(login_file)))
+
+    assert first == second
+    assert get_user_model().objects.get(username="demo").check_password(first)
+    assert login_file.read_text().strip() == first
+    assert stat.S_IMODE(login_file.stat().st_mode) == 0o600
+
+
+def test_without_a_login_file_each_run_sets_a_fresh_password() -> None:
+    first = printed_password(load_demo())
+    second = printed_password(load_demo())
+
+    assert first != second
+
+
+def test_the_demo_job_runs_hourly_and_the_wake_daily_and_a_rerun_keeps_their_times() -> None:
+    load_demo()
+    due = dict(ScheduledJob.objects.values_list("kind", "next_run_at"))
+    load_demo()
+
+    schedules = dict(ScheduledJob.objects.values_list("kind", "schedule"))
+    assert schedules == {"job": "every 1h", "wake": "every 1d"}
+    assert dict(ScheduledJob.objects.values_list("kind", "next_run_at")) == due
+
+
+def test_a_wrong_link_gets_the_sites_plain_404_page(client: Client, user: Any) -> None:
+    client.force_login(user)
+
+    response = client.get("/no-such-page/")
+
+    html = response.content.decode()
+    assert response.status_code == 404
+    assert 'id="error-page"' in html
+    assert "site.css" in html
+    assert "URLconf" not in html
+    assert "Back to your conversations" in html
+
+
+def test_a_member_who_opens_the_cache_page_gets_the_styled_403(client: Client, user: Any) -> None:
+    client.force_login(user)
+
+    response = client.get("/cache/")
+
+    html = response.content.decode()
+    assert response.status_code == 403
+    assert "Not for this account" in html
+    assert "site.css" in html
+
+
+def test_a_server_error_gets_the_sites_plain_500_page() -> None:
+    response = defaults.server_error(RequestFactory().get("/"))
+
+    html = response.content.decode()
+    assert response.status_code == 500
+    assert "Something went wrong" in html
+    assert "site.css" in html
+    assert "Traceback" not in html

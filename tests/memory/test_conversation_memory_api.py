@@ -1,0 +1,195 @@
+"""``/api/memory/conversations/<id>/`` and ``.../refresh/``: "Pippa's memory in this chat".
+
+Only the conversation's own member sees what its pinned block holds (each item with who said
+it), and how many memories they may see came since; anyone else, staff included, gets 404 as on
+the other conversation routes. "Bring up to date" is one recorded re-pin (reason
+``member_refresh``) that the next turn takes. Another member's private memory never appears, even
+if a stored block named it. An engine that is down is ``memory_unavailable`` 503, and a refresh
+then changes nothing.
+"""
+
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from pippa_memory.items.conversation_memory import MEMBER_REFRESH
+from pippa_memory.models import MemoryBlock, PinRecord
+from reference_engine import ReferenceEngine
+from webui.models import Conversation
+from webui.turns.service import run_turn
+
+from .household_memory import add_memory, said_in_chat
+
+pytestmark = pytest.mark.django_db
+
+ALICE_PRIVATE = "Alice hides the biscuits."
+BOB_PRIVATE = "Bob is planning a surprise."
+SHARED = "The boiler code is 4471."
+LATER = "The bins go out on Tuesday."
+
+
+def api_as(user: Any) -> APIClient:
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(user)
+    client.get("/accounts/login/")
+    client.credentials(HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value)
+    return client
+
+
+def url(conversation: Conversation, *, refresh: bool = False) -> str:
+    return f"/api/memory/conversations/{conversation.pk}/" + ("refresh/" if refresh else "")
+
+
+@pytest.fixture
+def bob(make_user: Any) -> Any:
+    return make_user("bob")
+
+
+@pytest.fixture
+def household(memory_on: ReferenceEngine, soul: Any, user: Any, bob: Any) -> dict[str, str]:
+    return {
+        "alice_private": add_memory(
+            memory_on, ALICE_PRIVATE, scope="private", by=user, source=said_in_chat()
+        ),
+        "bob_private": add_memory(memory_on, BOB_PRIVATE, scope="private", by=bob),
+        "shared": add_memory(memory_on, SHARED, by=bob),
+    }
+
+
+@pytest.fixture
+def pinned(household: dict[str, str], make_conversation: Any) -> Conversation:
+    """Alice's conversation, pinned at its first turn; then one memory comes later."""
+    conversation = make_conversation(title="Older chat")
+    run_turn(conversation=conversation, text="hello")
+    conversation.refresh_from_db()
+    return conversation
+
+
+def test_the_member_sees_what_her_chat_holds_with_who_said_it_and_what_came_since(
+    pinned: Conversation, user: Any, memory_on: ReferenceEngine
+) -> None:
+    add_memory(memory_on, LATER, by=user, source=said_in_chat())
+
+    response = api_as(user).get(url(pinned))
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["state"] == "pinned"
+    assert body["revision"] == pinned.pinned_head
+    assert body["pinned_at"] == pinned.pinned_at.isoformat()
+    said = {item["text"]: item["said"] for item in body["items"]}
+    assert said == {ALICE_PRIVATE: "You said it", SHARED: "Bob said it"}
+    assert body["newer"] == 1
+    assert "surprise" not in response.content.decode()
+
+
+def test_nobody_else_sees_or_refreshes_a_members_chat_memory(
+    pinned: Conversation, bob: Any, make_user: Any
+) -> None:
+    staff = make_user("carol", is_staff=True, is_superuser=True)
+    for other in (bob, staff):
+        client = api_as(other)
+        for response in (client.get(url(pinned)), client.post(url(pinned, refresh=True))):
+            assert response.status_code == 404
+            assert response.json()["error"]["code"] == "not_found"
+    assert not PinRecord.objects.filter(reason=MEMBER_REFRESH).exists()
+    assert api_as(bob).get("/api/memory/conversations/not-a-uuid/").status_code == 404
+
+
+def test_bring_up_to_date_is_one_recorded_repin_the_next_turn_takes(
+    pinned: Conversation, user: Any, memory_on: ReferenceEngine
+) -> None:
+    add_memory(memory_on, LATER, by=user, source=said_in_chat())
+    client = api_as(user)
+
+    response = client.post(url(pinned, refresh=True))
+
+    assert response.status_code == 200, response.content
+    assert "afresh at your next message" in response.json()["refreshed"]
+    assert "one prompt-cache miss" in response.json()["refresh_cost"]
+    record = PinRecord.objects.get(conversation=pinned, reason=MEMBER_REFRESH)
+    assert record.outcome == PinRecord.Outcome.REPIN_REQUESTED
+    assert record.requested_by == user
+    assert client.get(url(pinned)).json()["state"] == "waiting"
+
+    pinned.refresh_from_db()
+    run_turn(conversation=pinned, text="what do you know now?")
+    after = client.get(url(pinned)).json()
+    assert after["state"] == "pinned"
+    assert LATER in {item["text"] for item in after["items"]}
+    assert after["newer"] == 0
+
+
+def test_another_members_private_memory_never_shows_even_if_a_block_named_it(
+    pinned: Conversation, user: Any, household: dict[str, str]
+) -> None:
+    block = MemoryBlock.objects.get(
+        soul=pinned.soul, revision=pinned.pinned_head, viewer=str(user.pk)
+    )
+    MemoryBlock.objects.filter(pk=block.pk).update(items=[*block.items, household["bob_private"]])
+
+    response = api_as(user).get(url(pinned))
+
+    assert response.status_code == 200
+    assert "surprise" not in response.content.decode()
+    assert household["bob_private"] not in response.content.decode()
+
+
+def test_with_the_engine_down_both_routes_say_memory_is_unavailable_and_nothing_changes(
+    pinned: Conversation, user: Any, configure: Any
+) -> None:
+    configure(URL="http://127.0.0.1:9")
+    client = api_as(user)
+
+    for response in (client.get(url(pinned)), client.post(url(pinned, refresh=True))):
+        assert response.status_code == 503
+        error = response.json()["error"]
+        assert error["code"] == "memory_unavailable"
+        assert error["details"]["reason"]
+    head = pinned.pinned_head
+    pinned.refresh_from_db()
+    assert pinned.pinned_head == head
+    assert not PinRecord.objects.filter(reason=MEMBER_REFRESH).exists()
+
+
+def test_a_temporary_chat_says_so_plainly_and_has_nothing_to_refresh(
+    memory_on: ReferenceEngine, make_conversation: Any, user: Any
+) -> None:
+    temporary = make_conversation(temporary=True)
+    client = api_as(user)
+
+    body = client.get(url(temporary)).json()
+    refused = client.post(url(temporary, refresh=True))
+
+    assert body["state"] == "temporary"
+    assert "temporary chat" in body["summary"]
+    assert body["items"] == []
+    assert body["newer"] == 0
+    assert refused.status_code == 409
+    assert refused.json()["error"]["code"] == "not_remembered"
+
+
+def test_a_chat_pinned_absent_says_so_and_counts_what_came_since(
+    memory_on: ReferenceEngine, make_conversation: Any, user: Any, configure: Any
+) -> None:
+    conversation = make_conversation()
+    configure(URL="http://127.0.0.1:9")
+    run_turn(conversation=conversation, text="hello")
+    configure(URL=memory_on.url)
+    add_memory(memory_on, LATER, by=user, source=said_in_chat())
+
+    body = api_as(user).get(url(conversation)).json()
+
+    assert body["state"] == "absent"
+    assert "could not be reached when this chat began" in body["summary"]
+    assert body["items"] == []
+    assert body["newer"] == 1
+
+
+def test_the_conversation_page_carries_the_panel_collapsed(pinned: Conversation, user: Any) -> None:
+    html = api_as(user).get(f"/conversations/{pinned.pk}/").content.decode()
+
+    assert '<details class="memory-panel" id="memory-panel"' in html
+    assert "memory in this chat" in html
+    assert f"/api/memory/conversations/{pinned.pk}/refresh/" in html
