@@ -98,6 +98,14 @@ class Database:
         """
         with self.connection() as raw:
             cursor = raw.cursor()
+            if self.postgres and not write:
+                # READ COMMITTED gives each statement its own snapshot, so a read transaction
+                # would only add two round trips: reads run in autocommit.
+                try:
+                    yield Cursor(cursor, postgres=True)
+                finally:
+                    cursor.close()
+                return
             if self.postgres:
                 cursor.execute("BEGIN")
             else:
