@@ -39,6 +39,8 @@ RUNS: list[tuple[str, list[str]]] = [
     ("throughput.py", ["--database", "postgres"]),
     ("prompt_cache.py", []),
     ("brain_door.py", []),
+    ("engine.py", ["--database", "sqlite"]),
+    ("engine.py", ["--database", "postgres"]),
     ("streaming.py", []),
 ]
 FIGURES_MARK = re.compile(r"^<!-- figures: (?P<section>.+?) -->$", re.MULTILINE)

@@ -1,4 +1,8 @@
-"""The reference engine's ``/_control`` door, for tests and demos; fault modes never touch it.
+"""The reference engine's ``/_control`` door, for tests and benches; fault modes never touch it.
+
+It answers only when the engine was started with ``--control`` (``control=True``); otherwise
+every ``/_control/`` path is a 404, so a household's engine cannot be faulted or written to
+around the contract.
 
 ``POST /_control/faults {"mode", ...}`` switches a fault on, ``POST /_control/reset`` clears it
 (``{"state": true}`` also clears memories and the request log), ``GET /_control/requests`` lists
@@ -6,49 +10,55 @@ what was received, ``POST /_control/memories {"soul", "text", "scope"?, "member"
 a memory directly, and ``POST /_control/settings {"answer_delay"}`` changes how long asks take.
 """
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
-from reference_engine.faults import MODES
-from reference_engine.routes import Answer, error
+from reference_engine.faults import MODES, Faults
 from reference_engine.souls import SCOPES
+from reference_engine.state import EngineState
+from reference_engine.wire import Answer, RequestLog, error
 
-if TYPE_CHECKING:
-    from reference_engine.server import EngineHTTPServer
+
+@dataclass(frozen=True)
+class ControlDoor:
+    """What the control door reaches: the state, the faults and the request log."""
+
+    state: EngineState
+    faults: Faults
+    log: RequestLog
 
 
-def answer_control_call(server: "EngineHTTPServer", method: str, path: str, body: Any) -> Answer:
+def answer_control_call(door: ControlDoor, method: str, path: str, body: Any) -> Answer:
     """The answer to one control request; ``body`` is the decoded JSON, or a ValueError."""
     if isinstance(body, ValueError):
         return error(400, "invalid_json", str(body))
     body = body or {}
     if method == "GET" and path == "/_control/requests":
-        with server.log_lock:
-            return 200, {"requests": list(server.received)}, {}
+        return 200, {"requests": door.log.all()}, {}
     if method == "POST" and path == "/_control/faults":
         if body.get("mode") not in MODES:
             return error(400, "unknown_mode", f"mode must be one of {sorted(MODES)}")
-        server.faults.set(body)
+        door.faults.set(body)
         return 200, {"fault": body}, {}
     if method == "POST" and path == "/_control/reset":
-        server.faults.clear()
+        door.faults.clear()
         if body.get("state"):
-            server.state.clear()
-            with server.log_lock:
-                server.received.clear()
+            door.state.clear()
+            door.log.clear()
         return 200, {"reset": True}, {}
     if method == "POST" and path == "/_control/memories":
-        return add_memory(server, body)
+        return add_memory(door, body)
     if method == "POST" and path == "/_control/settings":
         if "answer_delay" in body:
             try:
-                server.state.answer_delay = float(body["answer_delay"])
+                door.state.answer_delay = float(body["answer_delay"])
             except (TypeError, ValueError):
                 return error(400, "invalid_request", "answer_delay must be a number of seconds")
-        return 200, {"answer_delay": server.state.answer_delay}, {}
+        return 200, {"answer_delay": door.state.answer_delay}, {}
     return error(404, "not_found", f"No control route {method} {path}.")
 
 
-def add_memory(server: "EngineHTTPServer", body: dict[str, Any]) -> Answer:
+def add_memory(door: ControlDoor, body: dict[str, Any]) -> Answer:
     """Add one memory as a test or demo asks: household and said by no one unless told."""
     soul, text = body.get("soul"), body.get("text")
     scope, member = body.get("scope", "household"), body.get("member")
@@ -61,7 +71,7 @@ def add_memory(server: "EngineHTTPServer", body: dict[str, Any]) -> Answer:
     if scope == "private" and member is None:
         return error(400, "no_owner", "a private memory needs the member who said it")
     name = body.get("name")
-    revision = server.state.remember(
+    revision = door.state.remember(
         soul, text, scope=scope, member=member, name=str(name) if name else None
     )
     return 200, {"revision": revision}, {}

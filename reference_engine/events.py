@@ -43,7 +43,9 @@ def remembered_by_event(event: dict[str, Any]) -> list[NewMemory]:
     """The memories the event's ``remember`` tool uses leave, in order.
 
     A ``remember`` use's ``scope`` is the one the plug-in resolved; with none, the item is
-    private to the event's viewer, or household when the run was unattended. Raises ValueError
+    private to the event's viewer, or household when the run was unattended. In a reply that
+    was cut short (``message.stopped``, contract version 3), only the uses that ran (they have
+    an output) count. Raises ValueError
     (naming the tool use) for a bad scope, or a private memory in a run with no viewer. Who
     said it (the conversation's viewer) is read only when there is something to keep.
     """
@@ -56,6 +58,7 @@ def remembered_by_event(event: dict[str, Any]) -> list[NewMemory]:
         if use.get("name") == "memory"
         and (use.get("input") or {}).get("verb") == "remember"
         and str(use["input"].get("text", "")).strip()
+        and (not message.get("stopped") or use.get("output") is not None)
     ]
     if not uses:
         return []  # nothing to keep, so nothing about who said it is needed

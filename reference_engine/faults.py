@@ -7,6 +7,9 @@ and never answer), ``drip`` (one byte every ``seconds``), ``error`` (``status``,
 request, then reset the connection without answering), ``lone_surrogate`` (the usual answer with
 ``"\\ud800"``, valid JSON, added to each string, or with ``fields`` only to those under these
 keys). ``paths`` limits a fault to path prefixes, and ``times`` to that many requests.
+
+Faults that act on the connection (``down``, ``hang``, ``reset``) need the request's socket,
+which the server puts in the WSGI environ (``engine.socket``, or gunicorn's ``gunicorn.socket``).
 """
 
 import json
@@ -14,10 +17,10 @@ import socket
 import struct
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from typing import Any
 
-if TYPE_CHECKING:
-    from reference_engine.server import EngineHandler
+from reference_engine.wire import Answer, ConnectionDropped, RawBody, error
 
 MODES = {
     "down",
@@ -84,77 +87,62 @@ class Faults:
             return dict(fault)
 
 
-def answer_instead(handler: "EngineHandler", fault: dict[str, Any]) -> bool:
-    """Apply a fault that replaces the answer; True when the request has been dealt with."""
+def drop(sock: socket.socket | None, *, reset: bool = False) -> None:
+    """Close the request's connection without an answer (with RST when ``reset``)."""
+    if sock is not None:
+        if reset:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()
+    raise ConnectionDropped
+
+
+def answer_instead(
+    fault: dict[str, Any], faults: Faults, sock: socket.socket | None
+) -> Answer | None:
+    """The answer a fault sends instead of the route's (None: the route answers).
+
+    ``down`` and ``hang`` raise :class:`ConnectionDropped` once the connection is closed.
+    """
     mode = fault["mode"]
     if mode == "down":
-        handler.close_connection = True
-        handler.connection.close()
-        return True
+        drop(sock)
     if mode == "latency":
         time.sleep(float(fault.get("seconds", 2.0)))
-        return False
+        return None
     if mode == "hang":
-        handler.server.faults.cleared.wait(timeout=float(fault.get("seconds", 300.0)))
-        handler.connection.close()
-        return True
+        faults.cleared.wait(timeout=float(fault.get("seconds", 300.0)))
+        drop(sock)
     if mode == "error":
         status = int(fault.get("status", 503))
         headers = {"Location": "http://127.0.0.1:9/elsewhere"} if 300 <= status < 400 else {}
-        handler.error(status, "fault", f"Injected HTTP {status}.", **headers)
-        return True
+        return error(status, "fault", f"Injected HTTP {status}.", **headers)
     if mode == "throttle":
         retry_after = str(fault.get("retry_after", 1))
-        handler.error(429, "throttled", "Slow down.", **{"Retry-After": retry_after})
-        return True
+        return error(429, "throttled", "Slow down.", **{"Retry-After": retry_after})
     if mode == "garbage":
-        handler.send_response(200)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", "13")
-        handler.end_headers()
-        handler.wfile.write(b'{"soul": "pip')
-        return True
+        return 200, RawBody([b'{"soul": "pip'], 13), {}
     if mode == "wrong_shape":
-        handler.send_json(200, fault.get("body", {"unexpected": True, "items": "not a list"}))
-        return True
+        return 200, fault.get("body", {"unexpected": True, "items": "not a list"}), {}
     if mode == "oversized":
         huge = {"soul": "x", "revision": "r1", "viewer": None, "block": "x" * (2 * 1024 * 1024)}
-        handler.send_json(200, {**huge, "items": []})
-        return True
-    return False
+        return 200, {**huge, "items": []}, {}
+    return None
 
 
-def faulted_answer(handler: "EngineHandler", fault: dict[str, Any], answer: Any) -> Any | None:
-    """Send ``(status, body, headers)`` as the fault has it; None when the fault has sent it."""
+def faulted_answer(fault: dict[str, Any], answer: Answer, sock: socket.socket | None) -> Answer:
+    """The route's answer as the fault has it (``reset`` raises :class:`ConnectionDropped`)."""
     status, body, headers = answer
     if fault["mode"] == "lone_surrogate":
         return status, with_lone_surrogates(body, fault.get("fields")), headers
     if fault["mode"] == "reset":
-        reset_connection(handler)
-        return None
+        drop(sock, reset=True)
     if fault["mode"] == "drip":
-        drip(handler, status, body, float(fault.get("seconds", 0.2)))
-        return None
+        data = b"" if body is None else json.dumps(body).encode("utf-8")
+        return status, RawBody(dripped(data, float(fault.get("seconds", 0.2))), len(data)), headers
     return answer
 
 
-def drip(handler: "EngineHandler", status: int, answer: Any, seconds: float) -> None:
-    data = b"" if answer is None else json.dumps(answer).encode("utf-8")
-    handler.send_response(status)
-    handler.send_header("Content-Type", "application/json")
-    handler.send_header("Content-Length", str(len(data)))
-    handler.end_headers()
-    try:
-        for index in range(len(data)):
-            handler.wfile.write(data[index : index + 1])
-            handler.wfile.flush()
-            time.sleep(seconds)
-    except OSError:
-        return
-
-
-def reset_connection(handler: "EngineHandler") -> None:
-    """Close with RST: the client sees "connection reset" after the request took effect."""
-    handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    handler.close_connection = True
-    handler.connection.close()
+def dripped(data: bytes, seconds: float) -> Iterator[bytes]:
+    for index in range(len(data)):
+        yield data[index : index + 1]
+        time.sleep(seconds)

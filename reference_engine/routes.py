@@ -1,9 +1,11 @@
-"""The reference engine's contract routes (engine contract v2), as plain functions of a call.
+"""The reference engine's contract routes (engine contract v3, and v2 as before), as plain
+functions of a call.
 
-Each route takes a :class:`Call` (the state, the parsed body, query and headers) and the path's
-parts, and answers ``(status, body, headers)``. :func:`answer_contract_call` checks the bearer
-token and the contract version header, finds the route, and turns the state's refusals into the
-contract's error answers.
+Each route takes a :class:`Call` (the state, the parsed body, query, headers and the contract
+version the caller speaks) and the path's parts, and answers ``(status, body, headers)``.
+:func:`answer_contract_call` checks the bearer token and the contract version header, finds the
+route, and turns the state's refusals into the contract's error answers. A version 2 caller gets
+the version 2 shapes: the fields version 3 added are taken out, and its routes are not there.
 """
 
 import re
@@ -12,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from pippa_memory.engine.contract import CONTRACT_HEADER
 from reference_engine.souls import (
     SCOPES,
     NoOwner,
@@ -21,8 +22,12 @@ from reference_engine.souls import (
     UnknownRevision,
 )
 from reference_engine.state import BadCursor, EngineState
-
-Answer = tuple[int, Any, dict[str, str]]
+from reference_engine.wire import (
+    CONTRACT_HEADER_NAME,
+    CONTRACT_VERSIONS,
+    Answer,
+    error,
+)
 
 
 class Refused(Exception):
@@ -33,10 +38,6 @@ class Refused(Exception):
         self.status, self.code, self.message = status, code, message
 
 
-def error(status: int, code: str, message: str, **headers: str) -> Answer:
-    return status, {"error": {"code": code, "message": message}}, headers
-
-
 @dataclass(frozen=True)
 class Call:
     """One contract request: the engine's state, the JSON body, the query and the headers."""
@@ -45,6 +46,11 @@ class Call:
     body: dict[str, Any]
     query: dict[str, list[str]]
     headers: Any
+    version: str = "2"
+
+    @property
+    def v3(self) -> bool:
+        return self.version >= "3"
 
     def param(self, name: str, default: str = "") -> str:
         values = self.query.get(name, [])
@@ -118,13 +124,27 @@ def route_ack(call: Call, conversation: str) -> Answer:
     return 204, None, {}
 
 
+def without(answer: dict[str, Any], *names: str) -> dict[str, Any]:
+    """``answer`` without the fields a version 2 caller never had."""
+    return {key: value for key, value in answer.items() if key not in names}
+
+
 def route_brief(call: Call) -> Answer:
-    return 200, call.state.brief(call.body["soul"]), {}
+    brief = call.state.brief(call.body["soul"])
+    return 200, (brief if call.v3 else without(brief, "items", "viewer")), {}
 
 
 def route_bundle(call: Call) -> Answer:
     body = call.body
-    return 200, call.state.bundle(body["soul"], body["job"], body.get("revision")), {}
+    bundle = call.state.bundle(body["soul"], body["job"], body.get("revision"))
+    return 200, (bundle if call.v3 else without(bundle, "items", "viewer")), {}
+
+
+def route_item(call: Call, soul: str, item_id: str) -> Answer:
+    """Version 3: one item the viewer may see, found by its id."""
+    if not call.v3:
+        raise Refused(404, "not_found", "Finding one item needs contract version 3.")
+    return 200, call.state.item(soul, item_id, viewer=call.query_viewer()), {}
 
 
 def route_items(call: Call, soul: str) -> Answer:
@@ -146,7 +166,9 @@ def route_members(call: Call, soul: str) -> Answer:
 
 
 def route_forget(call: Call, soul: str, item_id: str) -> Answer:
-    return 200, call.state.forget(soul, item_id, viewer=call.query_viewer()), {}
+    """Forget one item; for version 3, forgetting an item already forgotten is a success."""
+    viewer = call.query_viewer()
+    return 200, call.state.forget(soul, item_id, viewer=viewer, again_ok=call.v3), {}
 
 
 def route_rescope(call: Call, soul: str, item_id: str) -> Answer:
@@ -158,7 +180,8 @@ def route_rescope(call: Call, soul: str, item_id: str) -> Answer:
 
 
 def route_forget_member(call: Call, soul: str, member: str) -> Answer:
-    return 200, call.state.forget_member(soul, member), {}
+    forgotten = call.state.forget_member(soul, member)
+    return 200, (forgotten if call.v3 else without(forgotten, "ids")), {}
 
 
 ROUTES: list[tuple[str, re.Pattern[str], Callable[..., Answer]]] = [
@@ -173,6 +196,7 @@ ROUTES: list[tuple[str, re.Pattern[str], Callable[..., Answer]]] = [
     ("POST", re.compile(r"^/v1/bundles$"), route_bundle),
     ("GET", re.compile(r"^/v1/souls/([^/]+)/items$"), route_items),
     ("GET", re.compile(r"^/v1/souls/([^/]+)/members$"), route_members),
+    ("GET", re.compile(r"^/v1/souls/([^/]+)/items/([^/]+)$"), route_item),
     ("DELETE", re.compile(r"^/v1/souls/([^/]+)/items/([^/]+)$"), route_forget),
     ("PATCH", re.compile(r"^/v1/souls/([^/]+)/items/([^/]+)$"), route_rescope),
     ("POST", re.compile(r"^/v1/souls/([^/]+)/members/([^/]+)/forget$"), route_forget_member),
@@ -204,16 +228,17 @@ def answer_contract_call(
     if token and headers.get("Authorization") != f"Bearer {token}":
         message = "A valid bearer token is needed."
         return error(401, "unauthorized", message, **{"WWW-Authenticate": "Bearer"})
-    name, version = CONTRACT_HEADER
-    if headers.get(name, version) != version:
-        message = f"This engine speaks contract version {version}, not {headers.get(name)!r}."
+    version = headers.get(CONTRACT_HEADER_NAME, "2")
+    if version not in CONTRACT_VERSIONS:
+        spoken = " and ".join(CONTRACT_VERSIONS)
+        message = f"This engine speaks contract versions {spoken}, not {version!r}."
         return error(400, "unsupported_contract", message)
     if isinstance(body, ValueError):
         return error(400, "invalid_json", str(body))
     for route_method, pattern, route in ROUTES:
         match = pattern.match(path)
         if match and route_method == method:
-            call = Call(state=state, body=body or {}, query=query, headers=headers)
+            call = Call(state=state, body=body or {}, query=query, headers=headers, version=version)
             return run_route(route, call, [unquote(a) for a in match.groups()])
     return error(404, "not_found", f"No route {method} {path}.")
 

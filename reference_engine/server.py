@@ -1,131 +1,86 @@
-"""The reference engine's HTTP side: a stdlib threading server that logs each contract request,
-applies the fault in force (:mod:`.faults`) and answers it (:mod:`.routes`); ``/_control/``
-requests go to the control door (:mod:`.control`), which fault modes never touch.
+"""The reference engine in this process, on a real loopback socket, for tests and benches.
+
+A threaded WSGI server from the standard library (:mod:`wsgiref`) serves the same
+:class:`~.app.EngineApp` that gunicorn serves in production (:mod:`.service`). It hands the app
+each request's socket (``engine.socket``), so connection-level fault modes can close or reset it,
+and writes nothing for a request whose connection the app dropped on purpose.
 """
 
-import json
+import shutil
 import sys
+import tempfile
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from socketserver import ThreadingMixIn
 from typing import Any
-from urllib.parse import parse_qs
+from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer
 
-from reference_engine.control import answer_control_call
-from reference_engine.faults import MODES, Faults, answer_instead, faulted_answer
-from reference_engine.routes import answer_contract_call
-from reference_engine.state import EngineState, now_iso
+from reference_engine.app import EngineApp
+from reference_engine.faults import MODES
+from reference_engine.state import EngineState
+from reference_engine.storage.database import Database
 
 
-class EngineHTTPServer(ThreadingHTTPServer):
+class EngineServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hung up mid-answer is normal under fault modes; anything else is printed."""
-        if isinstance(sys.exc_info()[1], ConnectionError):
+        """A client that hung up, or a connection a fault closed, is normal; else printed."""
+        if isinstance(sys.exc_info()[1], OSError):
             return
         super().handle_error(request, client_address)
 
-    def __init__(self, address: tuple[str, int], *, state: EngineState, token: str) -> None:
-        super().__init__(address, EngineHandler)
-        self.state = state
-        self.token = token
-        self.faults = Faults()
-        self.log_lock = threading.Lock()
-        self.received: list[dict[str, Any]] = []
+
+class QuietServerHandler(ServerHandler):
+    def finish_response(self) -> None:
+        if self.environ.get("engine.dropped"):
+            self.close()  # the app closed the connection on purpose: nothing is written
+            return
+        super().finish_response()
 
 
-class EngineHandler(BaseHTTPRequestHandler):
-    server: EngineHTTPServer
-    protocol_version = "HTTP/1.0"
-
+class EngineRequestHandler(WSGIRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
-        """Quiet by default: tests and the demo read ``/_control/requests`` instead."""
+        """Quiet: tests and benches read ``/_control/requests`` instead."""
 
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-        self.dispatch("GET")
-
-    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
-        self.dispatch("POST")
-
-    def do_PATCH(self) -> None:  # noqa: N802 - the stdlib's name
-        self.dispatch("PATCH")
-
-    def do_DELETE(self) -> None:  # noqa: N802 - the stdlib's name
-        self.dispatch("DELETE")
-
-    def read_json(self) -> Any:
-        """The decoded body (None when empty), or a ValueError saying it is not JSON."""
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        if not raw:
-            return None
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return ValueError("The body is not JSON.")
-
-    def send_json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
-        data = b"" if body is None else json.dumps(body).encode("utf-8")
-        self.send_response(status)
-        if body is not None:
-            self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def error(self, status: int, code: str, message: str, **headers: str) -> None:
-        self.send_json(status, {"error": {"code": code, "message": message}}, headers)
-
-    def dispatch(self, method: str) -> None:
-        path, _, query = self.path.partition("?")
-        body = self.read_json()
-        if path.startswith("/_control/"):
-            self.send_json(*answer_control_call(self.server, method, path, body))
+    def handle(self) -> None:
+        self.raw_requestline = self.rfile.readline(65537)
+        if len(self.raw_requestline) > 65536 or not self.parse_request():
             return
-        self.log_request_received(method, path, query, body)
-        fault = self.server.faults.take(path)
-        if fault and answer_instead(self, fault):
-            return
-        answer = answer_contract_call(
-            state=self.server.state,
-            token=self.server.token,
-            method=method,
-            path=path,
-            query=parse_qs(query, keep_blank_values=True),
-            headers=self.headers,
-            body=body,
+        environ = self.get_environ()
+        environ["engine.socket"] = self.connection
+        handler = QuietServerHandler(
+            self.rfile, self.wfile, self.get_stderr(), environ, multithread=True
         )
-        if fault:
-            answer = faulted_answer(self, fault, answer)
-            if answer is None:
-                return
-        self.send_json(*answer)
-
-    def log_request_received(self, method: str, path: str, query: str, body: Any) -> None:
-        with self.server.log_lock:
-            self.server.received.append(
-                {
-                    "method": method,
-                    "path": path,
-                    "query": query,
-                    "headers": {k: v for k, v in self.headers.items()},
-                    "body": None if isinstance(body, ValueError) else body,
-                    "at": now_iso(),
-                }
-            )
+        handler.request_handler = self  # type: ignore[attr-defined] - wsgiref's own hook
+        handler.run(self.server.get_app())  # type: ignore[attr-defined]
 
 
 class ReferenceEngine:
-    """The reference engine on a real socket, in a background thread (tests) or the foreground."""
+    """The reference engine on a real socket, in a background thread.
+
+    ``database`` is an engine database URL or file; with none, a fresh SQLite file in a
+    temporary folder is used and removed at :meth:`stop`. ``control`` opens ``/_control/``.
+    """
 
     def __init__(
-        self, *, host: str = "127.0.0.1", port: int = 0, token: str = "", answer_delay: float = 1.0
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str = "",
+        answer_delay: float = 1.0,
+        database: str | None = None,
+        control: bool = False,
     ) -> None:
-        self.state = EngineState(answer_delay=answer_delay)
-        self.server = EngineHTTPServer((host, port), state=self.state, token=token)
+        self.scratch = None if database else Path(tempfile.mkdtemp(prefix="engine-"))
+        self.database = Database(database or str(self.scratch / "engine.sqlite3"))
+        self.state = EngineState(self.database, answer_delay=answer_delay)
+        self.app = EngineApp(self.state, token=token, control=control)
+        self.server = EngineServer((host, port), EngineRequestHandler)
+        self.server.set_app(self.app)
         self.thread: threading.Thread | None = None
 
     @property
@@ -135,8 +90,15 @@ class ReferenceEngine:
 
     @property
     def received(self) -> list[dict[str, Any]]:
-        with self.server.log_lock:
-            return list(self.server.received)
+        return self.app.log.all()
+
+    @property
+    def token(self) -> str:
+        return self.app.token
+
+    @token.setter
+    def token(self, value: str) -> None:
+        self.app.token = value
 
     def start(self) -> "ReferenceEngine":
         self.thread = threading.Thread(
@@ -145,24 +107,23 @@ class ReferenceEngine:
         self.thread.start()
         return self
 
-    def serve_forever(self) -> None:
-        self.server.serve_forever()
-
     def stop(self) -> None:
-        self.server.faults.clear()
+        self.app.faults.clear()
         self.server.shutdown()
         self.server.server_close()
         if self.thread is not None:
             self.thread.join(timeout=5)
+        self.database.close()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
     def set_fault(self, mode: str, **options: Any) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown fault mode {mode!r}")
-        self.server.faults.set({"mode": mode, **options})
+        self.app.faults.set({"mode": mode, **options})
 
     def reset(self, *, state: bool = False) -> None:
-        self.server.faults.clear()
+        self.app.faults.clear()
         if state:
             self.state.clear()
-            with self.server.log_lock:
-                self.server.received.clear()
+            self.app.log.clear()

@@ -1,28 +1,32 @@
-"""The reference engine's memory: what souls left behind, who may see it, asks and answers.
+"""The reference engine's memory, kept in its own database: what souls left behind, who may see
+it, asks and answers.
 
 Memories come from the ``remember`` tool uses of the turn events it receives, each with the
 scope the plug-in resolved, the member who said it and where; every change (remember, forget, a
 scope change) moves the soul's head revision. Every read is for a viewer: household items plus
-that viewer's private items, or household items only for an unattended run. Recall matches words
-of the query and, when nothing matches, falls back to the most recent visible memories and says
-so. Asks are answered after a short delay. Bundles and blocks for a revision are deterministic.
+that viewer's private items, or household items only for an unattended run. Every change is
+committed (:mod:`.storage`) before the method returns, so before anyone is answered.
 """
 
 import hashlib
-import threading
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from reference_engine.events import remembered_by_event
-from reference_engine.souls import (
-    STOP_WORDS,
-    SoulMemory,
-    now_iso,
-    words_of,
+from reference_engine.souls import STOP_WORDS, Memory, UnknownItem, now_iso, words_of
+from reference_engine.storage import asks as ask_rows
+from reference_engine.storage import memories as rows
+from reference_engine.storage.database import Database
+from reference_engine.storage.ranking import most_recent, ranked_matches
+from reference_engine.storage.revisions import (
+    block_at,
+    head_number,
+    revision_name,
+    revision_number,
 )
+from reference_engine.storage.schema import create_tables
 
 __all__ = ["EngineState", "now_iso"]
 PAGE_LIMITS = range(1, 101)
@@ -32,46 +36,42 @@ class BadCursor(ValueError):
     """A listing cursor this engine did not hand out."""
 
 
-@dataclass
-class Ask:
-    ask_id: str
-    soul: str
-    conversation: str
-    question: str
-    viewer: str | None
-    ready_at: float
-    answer_id: str = ""
-    answer: str = ""
-    answered_at: str = ""
-    acked: bool = False
-
-
 class EngineState:
-    """In-memory state for one reference engine, safe to share between the server's threads.
+    """One engine's memory in ``database``, safe to share between threads and processes.
 
-    Every read and change of the state holds one re-entrant lock, so a request sees no other
-    request's change half made (an event and the memories it leaves, an answer being written).
-    ``clock`` says when asks are ready; a test may replace it to make time pass.
+    ``clock`` (wall-clock seconds, so it means the same after a restart) says when asks are
+    ready; a test may replace it to make time pass.
     """
 
-    def __init__(self, *, answer_delay: float = 1.0) -> None:
-        self.lock = threading.RLock()
-        self.clock: Callable[[], float] = time.monotonic
+    def __init__(self, database: Database, *, answer_delay: float = 1.0) -> None:
+        self.database = database
+        self.clock: Callable[[], float] = time.time
         self.answer_delay = answer_delay
-        self.souls: dict[str, SoulMemory] = {}
-        self.events: dict[str, dict[str, Any]] = {}
-        self.asks: dict[str, Ask] = {}
+        create_tables(database)
 
     def clear(self) -> None:
-        with self.lock:
-            self.souls.clear()
-            self.events.clear()
-            self.asks.clear()
+        with self.database.write() as cursor:
+            ask_rows.clear_all(cursor)
 
-    def _soul(self, soul: str) -> SoulMemory:
-        if soul not in self.souls:
-            self.souls[soul] = SoulMemory()
-        return self.souls[soul]
+    # -- inspection, for tests and the demo -----------------------------------------------------
+    @property
+    def souls(self) -> "SoulViews":
+        return SoulViews(self)
+
+    @property
+    def events(self) -> list[str]:
+        """The ids of every turn event recorded, in the order they arrived."""
+        with self.database.read() as cursor:
+            return ask_rows.event_ids(cursor)
+
+    def holds_memories(self, soul: str) -> bool:
+        """True when ``soul`` keeps at least one memory (one row read, however many it keeps)."""
+        with self.database.read() as cursor:
+            return rows.holds_memories(cursor, soul)
+
+    def head(self, soul: str) -> str:
+        with self.database.read() as cursor:
+            return revision_name(head_number(cursor, soul))
 
     # -- memories and revisions ----------------------------------------------------------------
     def remember(
@@ -89,10 +89,11 @@ class EngineState:
         A private memory needs a member (:class:`~.souls.NoOwner`); a bad scope is a ValueError.
         """
         said_by = {"member": member, "name": name or member} if member else None
-        with self.lock:
-            state = self._soul(soul)
-            state.add(text=text, scope=scope, said_by=said_by, source=source or {})
-            return state.head
+        with self.database.write() as cursor:
+            head = rows.add_memory(
+                cursor, soul, text=text, scope=scope, said_by=said_by, source=source or {}
+            )
+        return revision_name(head)
 
     def block(
         self, soul: str, revision: str | None = None, *, viewer: str | None = None
@@ -101,24 +102,23 @@ class EngineState:
 
         Raises :class:`~.souls.UnknownRevision` or :class:`~.souls.RevisionGone`.
         """
-        with self.lock:
-            state = self._soul(soul)
-            revision = revision or state.head
-            ids, text = state.block(revision, viewer=viewer)
-        return {"soul": soul, "revision": revision, "viewer": viewer, "block": text, "items": ids}
+        with self.database.read() as cursor:
+            number = head_number(cursor, soul) if revision is None else revision_number(revision)
+            ids, text = block_at(cursor, soul, number, viewer)
+        name = revision_name(number)
+        return {"soul": soul, "revision": name, "viewer": viewer, "block": text, "items": ids}
 
     def recall(
         self, soul: str, query: str, limit: int, *, viewer: str | None = None
     ) -> dict[str, Any]:
-        """The visible memories matching words of ``query``, or the most recent, saying so."""
+        """The visible memories ranked by the words of ``query``, or the most recent, saying so."""
         words = words_of(query) - STOP_WORDS
-        with self.lock:
-            memories = self._soul(soul).visible(viewer)
-        hits = [m for m in memories if words & words_of(m.text)]
+        with self.database.read() as cursor:
+            hits = ranked_matches(cursor, soul, words, viewer=viewer, limit=limit)
+            recent = [] if hits else most_recent(cursor, soul, viewer=viewer, limit=limit)
         if hits:
-            items = hits[-limit:]
-            return {"match": "exact", "items": [m.item() for m in items], "fallback": None}
-        recent = memories[-limit:]
+            return {"match": "exact", "items": [m.item() for m in hits], "fallback": None}
+        recent.reverse()  # oldest first, as a block reads
         return {
             "match": "fallback",
             "items": [m.item() for m in recent],
@@ -141,61 +141,70 @@ class EngineState:
         if limit not in PAGE_LIMITS:
             raise ValueError("limit must be an integer from 1 to 100")
         before = cursor_position(cursor)
-        wanted = words_of(q)
-        with self.lock:
-            state = self._soul(soul)
-            found = [
-                m
-                for m in reversed(state.visible(viewer))
-                if m.seq < before and wanted <= words_of(m.text)
-            ]
-            page = found[:limit]
-            more = len(found) > limit
-            return {
-                "items": [m.item() for m in page],
-                "next": f"before-{page[-1].seq}" if more else None,
-                "revision": state.head,
-            }
+        with self.database.read() as db:
+            found = rows.page_of_items(
+                db, soul, viewer=viewer, words=words_of(q), before=before, limit=limit + 1
+            )
+            head = revision_name(head_number(db, soul))
+        page = found[:limit]
+        more = len(found) > limit
+        return {
+            "items": [m.item() for m in page],
+            "next": f"before-{page[-1].seq}" if more else None,
+            "revision": head,
+        }
 
     def members(self, soul: str) -> dict[str, Any]:
         """Every member who said something the soul keeps, with a count of their private items."""
-        with self.lock:
-            state = self._soul(soul)
-            counts: dict[str, dict[str, Any]] = {}
-            for memory in state.memories:
-                if memory.said_by is None:
-                    continue
-                entry = counts.setdefault(
-                    memory.said_by["member"],
-                    {"member": memory.said_by["member"], "name": "", "private_items": 0},
-                )
-                entry["name"] = memory.said_by["name"]  # the latest name the member went by
-                entry["private_items"] += int(memory.scope == "private")
-            members = sorted(counts.values(), key=lambda m: (m["name"], m["member"]))
-            return {"members": members, "revision": state.head}
+        with self.database.read() as cursor:
+            members = rows.members_of(cursor, soul)
+            head = revision_name(head_number(cursor, soul))
+        return {"members": members, "revision": head}
 
-    def forget(self, soul: str, item_id: str, *, viewer: str | None) -> dict[str, Any]:
-        """Forget one item ``viewer`` may see (else :class:`~.souls.UnknownItem`)."""
-        with self.lock:
-            state = self._soul(soul)
-            state.forget([state.find(item_id, viewer=viewer)])
-            return {"forgotten": item_id, "revision": state.head}
+    def item(self, soul: str, item_id: str, *, viewer: str | None) -> dict[str, Any]:
+        """One item ``viewer`` may see (else :class:`~.souls.UnknownItem`), with the head."""
+        with self.database.read() as cursor:
+            memory = rows.find_memory(cursor, soul, item_id, viewer=viewer)
+            head = revision_name(head_number(cursor, soul))
+        return {"item": memory.item(), "revision": head}
+
+    def forget(
+        self, soul: str, item_id: str, *, viewer: str | None, again_ok: bool = False
+    ) -> dict[str, Any]:
+        """Forget one item ``viewer`` may see (else :class:`~.souls.UnknownItem`).
+
+        With ``again_ok``, an item already forgotten that ``viewer`` could see is a success
+        (nothing changes), so a caller that lost the first answer may safely retry.
+        """
+        with self.database.write() as cursor:
+            try:
+                memory = rows.find_memory(cursor, soul, item_id, viewer=viewer)
+            except UnknownItem:
+                if again_ok and rows.was_forgotten(cursor, soul, item_id, viewer=viewer):
+                    return {
+                        "forgotten": item_id,
+                        "revision": revision_name(head_number(cursor, soul)),
+                    }
+                raise
+            rows.forget_memories(cursor, soul, [memory.seq])
+            head = revision_name(head_number(cursor, soul))
+        return {"forgotten": item_id, "revision": head}
 
     def rescope(self, soul: str, item_id: str, *, viewer: str | None, scope: str) -> dict[str, Any]:
         """Change the scope of one item ``viewer`` may see; private means private to its sayer."""
-        with self.lock:
-            state = self._soul(soul)
-            memory = state.find(item_id, viewer=viewer)
-            state.rescope(memory, scope)
-            return {"item": memory.item(), "revision": state.head}
+        with self.database.write() as cursor:
+            memory = rows.find_memory(cursor, soul, item_id, viewer=viewer)
+            rows.rescope_memory(cursor, soul, memory, scope)
+            head = revision_name(head_number(cursor, soul))
+        return {"item": memory.item(), "revision": head}
 
     def forget_member(self, soul: str, member: str) -> dict[str, Any]:
-        """Forget every item ``member`` said, private and household."""
-        with self.lock:
-            state = self._soul(soul)
-            doomed = [m for m in state.memories if m.owner == member]
-            state.forget(doomed)
-            return {"forgotten": len(doomed), "revision": state.head}
+        """Forget every item ``member`` said, private and household; ``ids`` names them."""
+        with self.database.write() as cursor:
+            doomed = rows.member_items(cursor, soul, member)
+            rows.forget_memories(cursor, soul, [seq for seq, _ in doomed])
+            head = revision_name(head_number(cursor, soul))
+        return {"forgotten": len(doomed), "ids": [i for _, i in doomed], "revision": head}
 
     # -- events -------------------------------------------------------------------------------
     def record_event(self, event: dict[str, Any]) -> bool:
@@ -203,61 +212,68 @@ class EngineState:
 
         A malformed event is a ValueError or KeyError, and nothing of it is kept.
         """
-        with self.lock:
-            if event["id"] in self.events:
+        remembered = remembered_by_event(event)
+        soul = str(event["soul"])
+        with self.database.write() as cursor:
+            if not ask_rows.claim_event(cursor, str(event["id"]), soul, now_iso()):
                 return False
-            remembered = remembered_by_event(event)
-            self.events[event["id"]] = event
-            state = self._soul(event["soul"])
             for new in remembered:
-                state.add(text=new.text, scope=new.scope, said_by=new.said_by, source=new.source)
-            return True
+                rows.add_memory(
+                    cursor,
+                    soul,
+                    text=new.text,
+                    scope=new.scope,
+                    said_by=new.said_by,
+                    source=new.source,
+                )
+        return True
 
     # -- asks ---------------------------------------------------------------------------------
     def ask(self, soul: str, conversation: str, question: str, *, viewer: str | None = None) -> str:
-        """Take a question; it is answered later from what ``viewer`` may see."""
+        """Take a question (a row at once); it is answered later from what ``viewer`` may see."""
         ask_id = f"ask_{uuid.uuid4().hex[:16]}"
-        with self.lock:
-            self.asks[ask_id] = Ask(
-                ask_id=ask_id,
-                soul=soul,
-                conversation=conversation,
-                question=question,
-                viewer=viewer,
-                ready_at=self.clock() + self.answer_delay,
-            )
+        ask = {
+            "id": ask_id,
+            "soul": soul,
+            "conversation": conversation,
+            "question": question,
+            "viewer": viewer,
+            "asked_at": now_iso(),
+            "ready_at": self.clock() + self.answer_delay,
+        }
+        with self.database.write() as cursor:
+            ask_rows.add_ask(cursor, ask)
         return ask_id
 
     def answers(self, conversation: str) -> list[dict[str, Any]]:
         """The conversation's unacknowledged answers that are ready; each is written once."""
-        ready = []
-        with self.lock:
-            asks = [a for a in self.asks.values() if a.conversation == conversation and not a.acked]
-            for ask in asks:
-                if self.clock() < ask.ready_at:
-                    continue
-                if not ask.answer_id:
-                    ask.answer = answer_from(
-                        self.recall(ask.soul, ask.question, 3, viewer=ask.viewer)
-                    )
-                    ask.answer_id = f"ans_{uuid.uuid4().hex[:16]}"
-                    ask.answered_at = now_iso()
-                ready.append(
-                    {
-                        "id": ask.answer_id,
-                        "ask_id": ask.ask_id,
-                        "question": ask.question,
-                        "answer": ask.answer,
-                        "answered_at": ask.answered_at,
-                    }
-                )
-        return ready
+        with self.database.read() as cursor:
+            asks = ask_rows.open_asks(cursor, conversation)
+        ready = [a for a in asks if a["answer_id"] or self.clock() >= a["ready_at"]]
+        unanswered = [a for a in ready if not a["answer_id"]]
+        for ask in unanswered:
+            found = self.recall(ask["soul"], ask["question"], 3, viewer=ask["viewer"])
+            answer_id = f"ans_{uuid.uuid4().hex[:16]}"
+            with self.database.write() as cursor:
+                ask_rows.write_answer(cursor, ask["id"], answer_id, answer_from(found), now_iso())
+        if unanswered:  # another request may have written first: read what was kept
+            with self.database.read() as cursor:
+                kept = {a["id"]: a for a in ask_rows.open_asks(cursor, conversation)}
+            ready = [kept[a["id"]] for a in ready if a["id"] in kept]
+        return [
+            {
+                "id": a["answer_id"],
+                "ask_id": a["id"],
+                "question": a["question"],
+                "answer": a["answer"],
+                "answered_at": a["answered_at"],
+            }
+            for a in ready
+        ]
 
     def ack(self, conversation: str, ids: list[str]) -> None:
-        with self.lock:
-            for ask in self.asks.values():
-                if ask.conversation == conversation and ask.answer_id in ids:
-                    ask.acked = True
+        with self.database.write() as cursor:
+            ask_rows.acknowledge(cursor, conversation, ids)
 
     # -- unattended runs: household items only ------------------------------------------------
     def brief(self, soul: str) -> dict[str, Any]:
@@ -265,6 +281,8 @@ class EngineState:
         return {
             "brief": f"Recent memories for this wake.\n{head['block']}",
             "revision": head["revision"],
+            "items": head["items"],
+            "viewer": None,
         }
 
     def bundle(self, soul: str, job: dict[str, Any], revision: str | None) -> dict[str, Any]:
@@ -276,7 +294,48 @@ class EngineState:
         bundle = f"Job {job.get('name', '')} ({job.get('id', '')}) at {found['revision']}.\n"
         bundle += found["block"]
         digest = hashlib.sha256(bundle.encode("utf-8")).hexdigest()
-        return {"bundle": bundle, "revision": found["revision"], "sha256": digest}
+        return {
+            "bundle": bundle,
+            "revision": found["revision"],
+            "sha256": digest,
+            "items": found["items"],
+            "viewer": None,
+        }
+
+
+class SoulView:
+    """What one soul holds now, read from the database when asked (for tests and the demo)."""
+
+    def __init__(self, state: EngineState, soul: str) -> None:
+        self.state, self.soul = state, soul
+
+    @property
+    def memories(self) -> list[Memory]:
+        with self.state.database.read() as cursor:
+            return rows.live_memories(cursor, self.soul)
+
+    @property
+    def head(self) -> str:
+        return self.state.head(self.soul)
+
+
+class SoulViews:
+    """``state.souls[soul]``: a :class:`SoulView`; ``get`` is None for a soul never changed."""
+
+    def __init__(self, state: EngineState) -> None:
+        self.state = state
+
+    def __getitem__(self, soul: str) -> SoulView:
+        return SoulView(self.state, soul)
+
+    def get(self, soul: str) -> SoulView | None:
+        with self.state.database.read() as cursor:
+            changed = head_number(cursor, soul) > 0
+        return SoulView(self.state, soul) if changed else None
+
+    def __iter__(self) -> Iterator[str]:
+        with self.state.database.read() as cursor:
+            return iter([row[0] for row in cursor.run("SELECT soul FROM engine_souls").all()])
 
 
 def answer_from(found: dict[str, Any]) -> str:
@@ -290,10 +349,10 @@ def answer_from(found: dict[str, Any]) -> str:
     return f"nothing matched; the most recent memories are: {texts}"
 
 
-def cursor_position(cursor: str) -> float:
-    """The sequence number a listing cursor points before (no cursor: past the newest item)."""
+def cursor_position(cursor: str) -> int | None:
+    """The sequence number a listing cursor points before (no cursor: None, the newest)."""
     if not cursor:
-        return float("inf")
+        return None
     prefix, _, number = cursor.partition("-")
     if prefix != "before" or not number.isdigit():
         raise BadCursor(f"cursor {cursor!r} is not one this engine gave")

@@ -1,4 +1,4 @@
-"""Engine contract v2 (DESIGN.md section 7): the JSON Schemas every engine answer must match.
+"""Engine contract v3 (DESIGN.md section 7): the JSON Schemas every engine answer must match.
 
 An answer that does not match is a failure, never half-used. ``docs/engine-contract.md`` and
 ``docs/engine-openapi.yaml`` describe the same shapes for people and tools. Beyond its shape,
@@ -10,7 +10,7 @@ from typing import Any
 
 from webui.text.lone_surrogates import lone_surrogate_path
 
-CONTRACT_HEADER: tuple[str, str] = ("X-Memory-Contract", "2")
+CONTRACT_HEADER: tuple[str, str] = ("X-Memory-Contract", "3")
 """The header, and its value, naming the contract version on every call the client makes."""
 
 REVISION = {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,100}$"}
@@ -109,6 +109,13 @@ MEMBERS: dict[str, Any] = {
 }
 """Each member's count of private items (never their text), for staff."""
 
+ITEM_FOUND: dict[str, Any] = {
+    "type": "object",
+    "required": ["item", "revision"],
+    "properties": {"item": ITEM, "revision": REVISION},
+}
+"""Version 3: one item the viewer may see, found by its id, and the head revision."""
+
 FORGOTTEN: dict[str, Any] = {
     "type": "object",
     "required": ["forgotten", "revision"],
@@ -123,9 +130,14 @@ RESCOPED: dict[str, Any] = {
 
 FORGOTTEN_MEMBER: dict[str, Any] = {
     "type": "object",
-    "required": ["forgotten", "revision"],
-    "properties": {"forgotten": {"type": "integer", "minimum": 0}, "revision": REVISION},
+    "required": ["forgotten", "ids", "revision"],
+    "properties": {
+        "forgotten": {"type": "integer", "minimum": 0},
+        "ids": {"type": "array", "items": TEXT},
+        "revision": REVISION,
+    },
 }
+"""How many items a member's forget took, and (version 3) exactly which."""
 
 ASK: dict[str, Any] = {
     "type": "object",
@@ -156,19 +168,28 @@ ANSWERS: dict[str, Any] = {
 
 BRIEF: dict[str, Any] = {
     "type": "object",
-    "required": ["brief", "revision"],
-    "properties": {"brief": TEXT, "revision": REVISION},
+    "required": ["brief", "revision", "items", "viewer"],
+    "properties": {
+        "brief": TEXT,
+        "revision": REVISION,
+        "items": {"type": "array", "items": TEXT},
+        "viewer": {"type": "null"},
+    },
 }
+"""A wake's brief, with (version 3) the ids of the items it was built from; never for a viewer."""
 
 BUNDLE: dict[str, Any] = {
     "type": "object",
-    "required": ["bundle", "revision", "sha256"],
+    "required": ["bundle", "revision", "sha256", "items", "viewer"],
     "properties": {
         "bundle": TEXT,
         "revision": REVISION,
         "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "items": {"type": "array", "items": TEXT},
+        "viewer": {"type": "null"},
     },
 }
+"""A job's bundle, with (version 3) the ids of the items it was built from; never for a viewer."""
 
 
 def unusable_text_problem(answer: Any) -> str | None:

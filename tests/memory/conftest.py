@@ -15,8 +15,9 @@ FIXED_NOW = datetime(2026, 12, 2, 9, 30, tzinfo=UTC)
 
 @pytest.fixture
 def engine() -> Iterator[ReferenceEngine]:
-    """The reference engine on a free loopback port, in a background thread."""
-    running = ReferenceEngine(token=TOKEN, answer_delay=0.0).start()
+    """The reference engine on a free loopback port, in a background thread: its own fresh
+    SQLite database (a temporary file), and the control door open."""
+    running = ReferenceEngine(token=TOKEN, answer_delay=0.0, control=True).start()
     yield running
     running.stop()
 

@@ -58,3 +58,12 @@ def remember(text: str, scope: str | None = None, use_id: str = "call-1") -> dic
 
 def send(engine: ReferenceEngine, body: dict[str, Any]) -> requests.Response:
     return call(engine, "POST", "/v1/events", json=body, headers={"Idempotency-Key": body["id"]})
+
+
+def version_2(schema: dict[str, Any], *added: str) -> dict[str, Any]:
+    """A contract schema as a version 2 caller is answered: without the fields version 3 added."""
+    return {
+        **schema,
+        "required": [name for name in schema["required"] if name not in added],
+        "properties": {k: v for k, v in schema["properties"].items() if k not in added},
+    }

@@ -233,7 +233,8 @@ def test_a_pinned_block_gone_at_the_engine_is_repinned_without_the_forgotten_ite
     conversation = make_conversation()
     run_turn(conversation=conversation, text="hello")
     state = remembered.state.souls["pippa"]
-    state.forget([m for m in state.memories if m.text == SECRET])
+    (secret,) = [m for m in state.memories if m.text == SECRET]
+    remembered.state.forget("pippa", secret.id, viewer=secret.owner)
     MemoryBlock.objects.all().delete()  # as in a process that never stored it
     RENDERED.clear()
 
@@ -279,8 +280,13 @@ def test_a_recall_holding_another_members_private_item_is_cut_to_what_the_viewer
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     # An engine that ignores the viewer and recalls every item.
-    soul = remembered.state.souls["pippa"]
-    monkeypatch.setattr(soul, "visible", lambda viewer: list(soul.memories))
+    (private,) = [m for m in remembered.state.souls["pippa"].memories if m.scope == "private"]
+    recall = remembered.state.recall
+
+    def recall_for_the_owner(soul: str, query: str, limit: int, **_: Any) -> Any:
+        return recall(soul, query, limit, viewer=private.owner)
+
+    monkeypatch.setattr(remembered.state, "recall", recall_for_the_owner)
     bobs = make_conversation(viewer=bob)
 
     output = said(bobs, "recall diary code").assistant_message.tool_uses[0]["output"]

@@ -19,6 +19,7 @@ from pippa_memory.engine import contract
 from reference_engine import ReferenceEngine
 
 from .conftest import TOKEN
+from .engine_v2 import version_2
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -208,8 +209,10 @@ def test_bundles_are_deterministic_and_briefs_come_from_recent_memories(
         json={"soul": "pippa", "wake": {"kind": "soul_stream", "id": "w1"}},
     ).json()
 
-    jsonschema.validate(first, contract.BUNDLE)
-    jsonschema.validate(brief, contract.BRIEF)
+    jsonschema.validate(first, version_2(contract.BUNDLE, "items", "viewer"))
+    jsonschema.validate(brief, version_2(contract.BRIEF, "items", "viewer"))
+    assert "items" not in first
+    assert "items" not in brief
     assert first == second
     assert "Something later." not in first["bundle"]
     assert "Something later." in brief["brief"]
@@ -276,13 +279,16 @@ def test_a_reset_fault_takes_effect_before_the_connection_is_reset(engine: Refer
     assert [m.text for m in engine.state.souls["pippa"].memories] == ["Recorded despite the reset."]
 
 
-def test_manage_py_memory_engine_serves_the_contract() -> None:
+def test_manage_py_memory_engine_serves_the_contract(tmp_path: Path) -> None:
     probe = socket.socket()
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
     probe.close()
     process = subprocess.Popen(
-        [sys.executable, "manage.py", "memory_engine", "--port", str(port), "--seed-demo"],
+        [
+            *(sys.executable, "manage.py", "memory_engine", "--port", str(port), "--seed-demo"),
+            *("--database", str(tmp_path / "engine.sqlite3")),
+        ],
         cwd=Path(__file__).resolve().parents[2],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

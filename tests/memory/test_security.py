@@ -115,7 +115,7 @@ def test_no_secret_reaches_a_log_line_a_page_or_an_error_body(
     from standardwebhooks import Webhook
 
     configure(URL=engine.url, TOKEN=ENGINE_TOKEN, BRAIN_SECRET=BRAIN_SECRET, BRAIN_RATE="1000/min")
-    engine.server.token = ENGINE_TOKEN
+    engine.token = ENGINE_TOKEN
     monkeypatch.setenv("HOUSEHOLD_ANTHROPIC_KEY", PROVIDER_KEY)
     claude = Vessel.objects.create(
         slug="claude",

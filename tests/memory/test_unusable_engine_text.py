@@ -25,7 +25,6 @@ from webui.unattended.runner import run_job, run_wake
 
 pytestmark = pytest.mark.django_db
 
-LONE = "\ud800"
 REASON = "unencodable_text"
 
 
@@ -62,7 +61,9 @@ def test_a_memory_with_a_lone_surrogate_leaves_the_first_turn_201_and_the_pin_ab
     auth_client: APIClient,
     provider: responses.RequestsMock,
 ) -> None:
-    memory_on.state.remember("pippa", f"The tea is in the tin {LONE}.")
+    # The durable engine cannot store a lone surrogate, so it hands one back in the head's block.
+    memory_on.state.remember("pippa", "The tea is in the tin.")
+    memory_on.set_fault("lone_surrogate", paths=["/v1/souls/pippa/head"], fields=["block"])
 
     first = send(auth_client, chat, "hello")
     second = send(auth_client, chat, "still there?")
@@ -115,7 +116,8 @@ def test_a_recall_result_with_a_lone_surrogate_is_memory_unavailable_and_the_tur
     memory_on: ReferenceEngine, chat: Conversation, auth_client: APIClient
 ) -> None:
     assert send(auth_client, chat, "hello").status_code == 201  # pinned before the memory
-    memory_on.state.remember("pippa", f"The spare key is under the blue pot {LONE}.")
+    memory_on.state.remember("pippa", "The spare key is under the blue pot.")
+    memory_on.set_fault("lone_surrogate", paths=["/v1/recall"], fields=["text"])
 
     response = send(auth_client, chat, "recall spare key")
 
@@ -137,7 +139,8 @@ def test_an_ask_answer_with_a_lone_surrogate_is_skipped_and_later_turns_keep_wor
     configure(BREAKER_FAIL_MAX=10)
     asked = send(auth_client, chat, "ask where the tea is")
     assert asked.status_code == 201
-    memory_on.state.remember("pippa", f"The tea is in the tin {LONE}.")
+    memory_on.state.remember("pippa", "The tea is in the tin.")
+    memory_on.set_fault("lone_surrogate", paths=["/v1/conversations/"], fields=["answer"])
 
     later = [send(auth_client, chat, f"turn {n}").status_code for n in range(3)]
 
@@ -178,7 +181,8 @@ def test_a_job_goes_ahead_without_a_bundle_with_a_lone_surrogate(
 def test_a_wake_goes_ahead_without_a_brief_with_a_lone_surrogate(
     memory_on: ReferenceEngine, soul: Soul, offline_vessel: Vessel, sent_requests: list[Any]
 ) -> None:
-    memory_on.state.remember("pippa", f"Bins go out on Tuesday {LONE}.")
+    memory_on.state.remember("pippa", "Bins go out on Tuesday.")
+    memory_on.set_fault("lone_surrogate", paths=["/v1/wakes/brief"], fields=["brief"])
 
     run = run_wake(soul=soul)
 

@@ -1,15 +1,21 @@
-"""``manage.py memory_engine``: run the reference memory engine in the foreground.
+"""``manage.py memory_engine``: run the reference memory engine in the foreground, under gunicorn.
 
 The host runs it for development, demos and tests; the memory plug-in ships no engine.
+
+Its memories live in its own database: ``--database`` (a SQLite file or URL, or a PostgreSQL
+URL), else ``PIPPA_ENGINE_DATABASE_URL``, else ``engine.sqlite3`` beside ``manage.py``.
 """
 
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import DatabaseError
 
-from reference_engine import ReferenceEngine
+from reference_engine.service import database_url, open_state, serve
+from reference_engine.state import EngineState
 from webui.management.commands.load_demo import DEMO_USERNAME
 
 DEMO_MEMORIES = [
@@ -20,7 +26,7 @@ DEMO_PRIVATE_MEMORY = ("pippa", "The demo member is planning a surprise party fo
 
 
 class Command(BaseCommand):
-    help = "Run the reference memory engine (engine contract v2) for development, demos and tests."
+    help = "Run the reference memory engine (engine contract v3 and v2) for development and demos."
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--host", default="127.0.0.1")
@@ -29,42 +35,64 @@ class Command(BaseCommand):
             "--token", default="", help="Require this bearer token (PIPPA_MEMORY_TOKEN)."
         )
         parser.add_argument(
-            "--answer-delay", type=float, default=1.0, help="Seconds before an ask is answered."
+            "--database",
+            default=None,
+            help="The engine's own database: a SQLite file or sqlite:/// URL, or a postgres:// "
+            "URL (default: PIPPA_ENGINE_DATABASE_URL, else engine.sqlite3 beside manage.py).",
+        )
+        parser.add_argument(
+            "--control",
+            action="store_true",
+            help="Open the /_control/ door (faults, direct writes, request log) for tests and "
+            "benches. Never for a household's engine.",
+        )
+        parser.add_argument(
+            "--threads", type=int, default=8, help="Request threads in the gunicorn worker."
         )
         parser.add_argument(
             "--seed-demo",
             action="store_true",
-            help="Start with a few household memories for the demo soul, and one private to the "
-            "demo member when load_demo has created them.",
+            help="Give the demo soul a few household memories, and one private to the demo "
+            "member when load_demo has created them, if it keeps no memories yet.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        engine = ReferenceEngine(
+        url = database_url(options["database"], beside=Path(settings.BASE_DIR))
+        if options["seed_demo"]:
+            state = open_state(url)
+            self.seed_state(state)
+            state.database.close()  # gunicorn's worker opens its own connections
+        address = f"http://{options['host']}:{options['port']}"
+        self.stdout.write(
+            f"Reference memory engine on {address} (contract v3), memories in {url}. "
+            "Ctrl-C stops it."
+        )
+        self.stdout.flush()
+        serve(
             host=options["host"],
             port=options["port"],
+            url=url,
             token=options["token"],
-            answer_delay=options["answer_delay"],
+            control=options["control"],
+            threads=options["threads"],
         )
-        if options["seed_demo"]:
-            self.seed_demo(engine)
-        self.stdout.write(
-            f"Reference memory engine on {engine.url} (contract v2). Ctrl-C stops it."
-        )
-        try:
-            engine.serve_forever()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            engine.server.server_close()
 
-    def seed_demo(self, engine: ReferenceEngine) -> None:
-        """The demo memories: household ones always, a private one for the demo member if known.
+    def seed_demo(self, engine: Any) -> None:
+        """Seed the demo memories into a running engine's state (see :meth:`seed_state`)."""
+        self.seed_state(engine.state)
+
+    def seed_state(self, state: EngineState) -> None:
+        """The demo memories: household ones always, a private one for the demo member if known,
+        only when the demo soul keeps no memories yet (a restart never adds them twice).
 
         The member id is the demo user's primary key, known only once ``load_demo`` has run
         against this database (``make run`` runs it first); otherwise the private one is skipped.
         """
+        if state.holds_memories(DEMO_MEMORIES[0][0]):
+            self.stdout.write("The demo soul keeps memories already, so none were added.")
+            return
         for soul, text in DEMO_MEMORIES:
-            engine.state.remember(soul, text, scope="household")
+            state.remember(soul, text, scope="household")
         try:
             member = get_user_model().objects.filter(username=DEMO_USERNAME).first()
         except DatabaseError:
@@ -77,4 +105,4 @@ class Command(BaseCommand):
             return
         soul, text = DEMO_PRIVATE_MEMORY
         name = member.get_full_name() or member.get_username()
-        engine.state.remember(soul, text, scope="private", member=str(member.pk), name=name)
+        state.remember(soul, text, scope="private", member=str(member.pk), name=name)

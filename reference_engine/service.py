@@ -1,0 +1,61 @@
+"""The reference engine as a service: its WSGI app under gunicorn (HTTP/1.1, keep-alive, threads).
+
+``manage.py memory_engine`` runs :func:`serve`. The app is built in the worker process (never
+before the fork), so no database connection is shared between processes. One worker by default:
+the control door's faults and request log live in that worker's memory; engines that share one
+PostgreSQL database may run as several processes.
+"""
+
+import os
+from pathlib import Path
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+
+from reference_engine.app import EngineApp
+from reference_engine.state import EngineState
+from reference_engine.storage.database import DEFAULT_FILE, ENV_NAME, Database
+
+
+def database_url(given: str | None, *, beside: Path) -> str:
+    """The engine database: ``given``, else ``PIPPA_ENGINE_DATABASE_URL``, else
+    ``engine.sqlite3`` in the folder ``beside`` (where ``manage.py`` is)."""
+    return given or os.environ.get(ENV_NAME) or str(beside / DEFAULT_FILE)
+
+
+def open_state(url: str, *, answer_delay: float = 1.0) -> EngineState:
+    """The engine's state on the database at ``url`` (its tables created when missing)."""
+    return EngineState(Database(url), answer_delay=answer_delay)
+
+
+class EngineService(BaseApplication):  # type: ignore[misc] - gunicorn ships no types
+    """gunicorn, configured here rather than from its command line, serving one engine."""
+
+    def __init__(self, *, url: str, token: str, control: bool, options: dict[str, Any]) -> None:
+        self.url, self.token, self.control, self.options = url, token, control, options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for name, value in self.options.items():
+            self.cfg.set(name, value)
+
+    def load(self) -> EngineApp:
+        return EngineApp(open_state(self.url), token=self.token, control=self.control)
+
+
+def serve(
+    *, host: str, port: int, url: str, token: str, control: bool, threads: int = 8, workers: int = 1
+) -> None:
+    """Serve the engine until stopped (SIGTERM or Ctrl-C)."""
+    options = {
+        "bind": f"{host}:{port}",
+        "workers": workers,
+        "worker_class": "gthread",
+        "threads": threads,
+        "keepalive": 5,
+        "graceful_timeout": 5,
+        "accesslog": None,
+        "loglevel": "warning",
+        "proc_name": "pippa-memory-engine",
+    }
+    EngineService(url=url, token=token, control=control, options=options).run()

@@ -1,0 +1,80 @@
+"""Turn-event ids (each event acts once) and asks with their answers, as rows.
+
+An ask is a row from the moment it is taken; its answer is written into the same row once, so
+an answer read twice is the same answer, and an acknowledged one is never sent again.
+"""
+
+from typing import Any
+
+from reference_engine.storage.database import Cursor
+
+ASK_COLUMNS = "id, soul, conversation, question, viewer, ready_at, answer_id, answer, answered_at"
+
+
+def claim_event(cursor: Cursor, event_id: str, soul: str, received_at: str) -> bool:
+    """Record an event id; False when it was recorded before (the event must not act again)."""
+    cursor.run(
+        "INSERT INTO engine_events (id, soul, received_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (id) DO NOTHING",
+        [event_id, soul, received_at],
+    )
+    return cursor.count == 1
+
+
+def event_ids(cursor: Cursor) -> list[str]:
+    return [row[0] for row in cursor.run("SELECT id FROM engine_events ORDER BY received_at").all()]
+
+
+def add_ask(cursor: Cursor, ask: dict[str, Any]) -> None:
+    cursor.run(
+        "INSERT INTO engine_asks (id, soul, conversation, question, viewer, asked_at, ready_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            ask["id"],
+            ask["soul"],
+            ask["conversation"],
+            ask["question"],
+            ask["viewer"],
+            ask["asked_at"],
+            ask["ready_at"],
+        ],
+    )
+
+
+def open_asks(cursor: Cursor, conversation: str) -> list[dict[str, Any]]:
+    """The conversation's unacknowledged asks, oldest first."""
+    rows = cursor.run(
+        f"SELECT {ASK_COLUMNS} FROM engine_asks WHERE conversation = ? AND acked = 0 "
+        "ORDER BY asked_at, id",
+        [conversation],
+    ).all()
+    names = [name.strip() for name in ASK_COLUMNS.split(",")]
+    return [dict(zip(names, row, strict=True)) for row in rows]
+
+
+def write_answer(cursor: Cursor, ask_id: str, answer_id: str, answer: str, at: str) -> bool:
+    """Write an ask's answer unless one is written already; True when this one was kept."""
+    cursor.run(
+        "UPDATE engine_asks SET answer_id = ?, answer = ?, answered_at = ? "
+        "WHERE id = ? AND answer_id IS NULL",
+        [answer_id, answer, at, ask_id],
+    )
+    return cursor.count == 1
+
+
+def acknowledge(cursor: Cursor, conversation: str, answer_ids: list[str]) -> None:
+    for answer_id in answer_ids:
+        cursor.run(
+            "UPDATE engine_asks SET acked = 1 WHERE conversation = ? AND answer_id = ?",
+            [conversation, str(answer_id)],
+        )
+
+
+def clear_all(cursor: Cursor) -> None:
+    """Every memory, event and ask gone; every soul's head moves one step (the empty state is a
+    new revision), so no name ever comes back with other contents."""
+    for table in ("engine_scopes", "engine_events", "engine_asks", "engine_items"):
+        cursor.run(f"DELETE FROM {table}")  # noqa: S608 - table names are this module's own
+    if not cursor.postgres:
+        cursor.run("DELETE FROM engine_items_fts")
+    cursor.run("UPDATE engine_souls SET head = head + 1")

@@ -1,0 +1,134 @@
+"""The engine's own database: a SQLite file (WAL) or a PostgreSQL database, reached directly.
+
+No ORM: the engine must be liftable out of this project, and must never touch the site's tables.
+SQL is written once with ``?`` placeholders; :class:`Database` turns them into ``%s`` for
+PostgreSQL. Connections are pooled (a request thread borrows one and gives it back), and every
+write runs in :meth:`Database.write`, committed before the caller answers anyone.
+"""
+
+import queue
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+DEFAULT_FILE = "engine.sqlite3"
+ENV_NAME = "PIPPA_ENGINE_DATABASE_URL"
+
+
+class Cursor:
+    """One transaction's cursor: ``run`` a statement, read ``one``/``all`` of its rows."""
+
+    def __init__(self, raw: Any, *, postgres: bool) -> None:
+        self.raw = raw
+        self.postgres = postgres
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> "Cursor":
+        self.raw.execute(sql.replace("?", "%s") if self.postgres else sql, tuple(params))
+        return self
+
+    def one(self) -> tuple[Any, ...] | None:
+        return self.raw.fetchone()
+
+    def all(self) -> list[tuple[Any, ...]]:
+        return list(self.raw.fetchall())
+
+    @property
+    def count(self) -> int:
+        return self.raw.rowcount
+
+
+def sqlite_path(url: str) -> str | None:
+    """The file of a SQLite URL (``sqlite:///path``) or a bare path; None for PostgreSQL."""
+    if url.startswith(("postgres://", "postgresql://")):
+        return None
+    if url.startswith("sqlite:"):
+        return unquote(urlsplit(url).path) or DEFAULT_FILE
+    return url
+
+
+class Database:
+    """A pool of connections to one engine database, SQLite or PostgreSQL."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.path = sqlite_path(url)
+        self.postgres = self.path is None
+        self.pool: queue.LifoQueue[Any] = queue.LifoQueue()
+        self.opened: list[Any] = []
+        self.lock = threading.Lock()
+
+    def connect(self) -> Any:
+        if self.postgres:
+            import psycopg
+
+            return psycopg.connect(self.url, autocommit=True)
+        assert self.path is not None
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        raw = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+        raw.execute("PRAGMA journal_mode=WAL")
+        # WAL with NORMAL survives a killed process (only a power cut may lose the last commit).
+        raw.execute("PRAGMA synchronous=NORMAL")
+        raw.execute("PRAGMA busy_timeout=30000")
+        return raw
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        try:
+            raw = self.pool.get_nowait()
+        except queue.Empty:
+            raw = self.connect()
+            with self.lock:
+                self.opened.append(raw)
+        try:
+            yield raw
+        finally:
+            self.pool.put(raw)
+
+    @contextmanager
+    def transaction(self, *, write: bool) -> Iterator[Cursor]:
+        """One transaction, committed when the block ends and rolled back when it raises.
+
+        A SQLite write takes the write lock at once (``BEGIN IMMEDIATE``) so two writers never
+        deadlock upgrading a read; PostgreSQL writers queue on the rows they update.
+        """
+        with self.connection() as raw:
+            cursor = raw.cursor()
+            if self.postgres and not write:
+                # READ COMMITTED gives each statement its own snapshot, so a read transaction
+                # would only add two round trips: reads run in autocommit.
+                try:
+                    yield Cursor(cursor, postgres=True)
+                finally:
+                    cursor.close()
+                return
+            if self.postgres:
+                cursor.execute("BEGIN")
+            else:
+                cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield Cursor(cursor, postgres=self.postgres)
+            except BaseException:
+                raw.rollback() if self.postgres else cursor.execute("ROLLBACK")
+                raise
+            else:
+                cursor.execute("COMMIT")
+            finally:
+                cursor.close()
+
+    def write(self) -> Any:
+        return self.transaction(write=True)
+
+    def read(self) -> Any:
+        return self.transaction(write=False)
+
+    def close(self) -> None:
+        with self.lock:
+            opened, self.opened = self.opened, []
+        for raw in opened:
+            with suppress(Exception):  # closing is best effort at shutdown
+                raw.close()

@@ -1,0 +1,190 @@
+"""Memories as rows: adding, finding, listing, forgetting and changing the scope of items.
+
+Every function here runs inside the caller's transaction (a :class:`Cursor`). A write moves the
+soul's head (:mod:`.revisions`) in that same transaction. A forget keeps the item's id and
+revisions, so old blocks know they are gone, but deletes its text and its full-text entry.
+"""
+
+import uuid
+from typing import Any
+
+from reference_engine.souls import SCOPES, Memory, NoOwner, UnknownItem, now_iso, words_of
+from reference_engine.storage.database import Cursor
+from reference_engine.storage.revisions import move_head
+
+COLUMNS = "seq, id, text, at, scope, owner, owner_name, src_conversation, src_message, src_tool_use"
+LIVE = "forgotten_rev IS NULL"
+VISIBLE = "(scope = 'household' OR owner = ?)"  # owner = NULL is never true
+
+
+def word_column(text: str) -> str:
+    """The words of ``text``, space-separated and space-framed, for whole-word lookups."""
+    return " " + " ".join(sorted(words_of(text))) + " "
+
+
+def memory_of(row: tuple[Any, ...]) -> Memory:
+    seq, item_id, text, at, scope, owner, owner_name, conversation, message, tool_use = row
+    said_by = {"member": owner, "name": owner_name or owner} if owner else None
+    source = {"conversation": conversation, "message": message, "tool_use": tool_use}
+    return Memory(
+        id=item_id, text=text, at=at, scope=scope, said_by=said_by, source=source, seq=seq
+    )
+
+
+def add_memory(
+    cursor: Cursor,
+    soul: str,
+    *,
+    text: str,
+    scope: str,
+    said_by: dict[str, str] | None,
+    source: dict[str, Any],
+) -> int:
+    """Keep one memory and move the head; the new head number."""
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be one of {list(SCOPES)}, not {scope!r}")
+    if scope == "private" and said_by is None:
+        raise NoOwner("A private memory needs the member who said it.")
+    head = move_head(cursor, soul)
+    owner, name = (said_by["member"], said_by["name"]) if said_by else (None, None)
+    row = cursor.run(
+        "INSERT INTO engine_items (id, soul, text, words, at, scope, owner, owner_name, "
+        "src_conversation, src_message, src_tool_use, added_rev) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+        [
+            f"m{uuid.uuid4().hex[:12]}",
+            soul,
+            text,
+            word_column(text),
+            now_iso(),
+            scope,
+            owner,
+            name,
+            source.get("conversation"),
+            source.get("message"),
+            source.get("tool_use"),
+            head,
+        ],
+    ).one()
+    assert row is not None
+    seq = int(row[0])
+    cursor.run(
+        "INSERT INTO engine_scopes (item_seq, rev, scope) VALUES (?, ?, ?)", [seq, head, scope]
+    )
+    if not cursor.postgres:
+        cursor.run("INSERT INTO engine_items_fts (rowid, text) VALUES (?, ?)", [seq, text])
+    return head
+
+
+def live_memories(cursor: Cursor, soul: str) -> list[Memory]:
+    """Every live item of the soul, oldest first (for inspection; no viewer applies)."""
+    rows = cursor.run(
+        f"SELECT {COLUMNS} FROM engine_items WHERE soul = ? AND {LIVE} ORDER BY seq", [soul]
+    ).all()
+    return [memory_of(row) for row in rows]
+
+
+def find_memory(cursor: Cursor, soul: str, item_id: str, *, viewer: str | None) -> Memory:
+    """The live item ``viewer`` may see; :class:`UnknownItem` otherwise."""
+    row = cursor.run(
+        f"SELECT {COLUMNS} FROM engine_items WHERE soul = ? AND id = ? AND {LIVE} AND {VISIBLE}",
+        [soul, item_id, viewer],
+    ).one()
+    if row is None:
+        raise UnknownItem(item_id)
+    return memory_of(row)
+
+
+def forget_memories(cursor: Cursor, soul: str, seqs: list[int]) -> int | None:
+    """Forget these items for good (text deleted); the new head, or None when there were none."""
+    if not seqs:
+        return None
+    head = move_head(cursor, soul)
+    for seq in seqs:
+        cursor.run(
+            "UPDATE engine_items SET text = '', words = ' ', forgotten_rev = ? WHERE seq = ?",
+            [head, seq],
+        )
+        if not cursor.postgres:
+            cursor.run("DELETE FROM engine_items_fts WHERE rowid = ?", [seq])
+    return head
+
+
+def rescope_memory(cursor: Cursor, soul: str, memory: Memory, scope: str) -> None:
+    """Change one item's scope; the head moves when the scope changed."""
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be one of {list(SCOPES)}, not {scope!r}")
+    if scope == memory.scope:
+        return
+    if scope == "private" and memory.owner is None:
+        raise NoOwner("An unattended run's memory has no member to keep it private for.")
+    head = move_head(cursor, soul)
+    cursor.run("UPDATE engine_items SET scope = ? WHERE seq = ?", [scope, memory.seq])
+    cursor.run(
+        "INSERT INTO engine_scopes (item_seq, rev, scope) VALUES (?, ?, ?)",
+        [memory.seq, head, scope],
+    )
+    memory.scope = scope
+
+
+def member_items(cursor: Cursor, soul: str, member: str) -> list[tuple[int, str]]:
+    """``(seq, id)`` of every live item ``member`` said, oldest first."""
+    rows = cursor.run(
+        f"SELECT seq, id FROM engine_items WHERE soul = ? AND owner = ? AND {LIVE} ORDER BY seq",
+        [soul, member],
+    ).all()
+    return [(int(seq), item_id) for seq, item_id in rows]
+
+
+def page_of_items(
+    cursor: Cursor,
+    soul: str,
+    *,
+    viewer: str | None,
+    words: set[str],
+    before: int | None,
+    limit: int,
+) -> list[Memory]:
+    """Up to ``limit`` items ``viewer`` may see holding every one of ``words``, newest first."""
+    sql = f"SELECT {COLUMNS} FROM engine_items WHERE soul = ? AND {LIVE} AND {VISIBLE}"
+    params: list[Any] = [soul, viewer]
+    if before is not None:
+        sql += " AND seq < ?"
+        params.append(before)
+    for word in sorted(words):
+        sql += " AND instr(words, ?) > 0" if not cursor.postgres else " AND strpos(words, ?) > 0"
+        params.append(f" {word} ")
+    sql += " ORDER BY seq DESC LIMIT ?"
+    params.append(limit)
+    return [memory_of(row) for row in cursor.run(sql, params).all()]
+
+
+def members_of(cursor: Cursor, soul: str) -> list[dict[str, Any]]:
+    """Each member who said a live item: the latest name they went by, their private count."""
+    rows = cursor.run(
+        f"SELECT owner, owner_name, scope FROM engine_items WHERE soul = ? AND {LIVE} "
+        "AND owner IS NOT NULL ORDER BY seq",
+        [soul],
+    ).all()
+    counts: dict[str, dict[str, Any]] = {}
+    for owner, name, scope in rows:
+        entry = counts.setdefault(owner, {"member": owner, "name": "", "private_items": 0})
+        entry["name"] = name or owner
+        entry["private_items"] += int(scope == "private")
+    return sorted(counts.values(), key=lambda m: (m["name"], m["member"]))
+
+
+def was_forgotten(cursor: Cursor, soul: str, item_id: str, *, viewer: str | None) -> bool:
+    """True when the item was forgotten and, as it was, ``viewer`` could see it."""
+    row = cursor.run(
+        f"SELECT 1 FROM engine_items WHERE soul = ? AND id = ? AND forgotten_rev IS NOT NULL "
+        f"AND {VISIBLE}",
+        [soul, item_id, viewer],
+    ).one()
+    return row is not None
+
+
+def holds_memories(cursor: Cursor, soul: str) -> bool:
+    """True when the soul keeps at least one live memory."""
+    row = cursor.run(f"SELECT 1 FROM engine_items WHERE soul = ? AND {LIVE} LIMIT 1", [soul]).one()
+    return row is not None

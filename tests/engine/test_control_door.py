@@ -1,0 +1,30 @@
+"""The control door (faults, direct writes, the request log) exists only with ``--control``."""
+
+import requests
+
+from reference_engine import ReferenceEngine
+
+from .conftest import TOKEN
+from .processes import engine_process
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def test_the_control_door_is_404_without_control(tmp_path: str) -> None:
+    engine = ReferenceEngine(token=TOKEN, database=f"{tmp_path}/engine.sqlite3").start()
+    try:
+        for method, path in (("GET", "/_control/requests"), ("POST", "/_control/faults")):
+            answer = requests.request(method, engine.url + path, json={"mode": "down"}, timeout=5)
+            assert answer.status_code == 404
+        head = requests.get(engine.url + "/v1/souls/pippa/head", headers=AUTH, timeout=5)
+        assert head.status_code == 200
+    finally:
+        engine.stop()
+
+
+def test_manage_py_memory_engine_opens_the_control_door_only_when_told(tmp_path: str) -> None:
+    database = f"{tmp_path}/engine.sqlite3"
+    with engine_process(database) as (url, _):
+        assert requests.get(url + "/_control/requests", timeout=5).status_code == 404
+    with engine_process(database, "--control") as (url, _):
+        assert requests.get(url + "/_control/requests", timeout=5).status_code == 200
