@@ -1,9 +1,13 @@
-"""A small real HTTP server implementing engine contract v2, for development, demos and tests.
+"""The reference memory engine: a small real engine implementing engine contract v3 (and v2 for
+older callers), its own package and process, importing nothing from the site.
 
-In-memory state (:mod:`.state`, one soul's items and revisions in :mod:`.souls`, what a turn
-event leaves in :mod:`.events`), a stdlib threading HTTP server (:mod:`.server`) answering the
-contract routes (:mod:`.routes`), with fault modes (:mod:`.faults`) switched at run time through
-the control door (:mod:`.control`). Start it with ``python manage.py memory_engine``.
+Every memory, revision, event id, forget and ask is a row in its own database
+(:mod:`.storage`: SQLite in WAL mode by default, PostgreSQL when configured), committed before
+the answer is sent; recall is ranked by a full-text index. The WSGI app (:mod:`.app`) answers
+the contract routes (:mod:`.routes`) and, only when started with ``--control``, the control door
+(:mod:`.control`: faults, direct writes, the request log). :mod:`.service` serves it under
+gunicorn (``python manage.py memory_engine``); :mod:`.server` serves the same app in-process for
+the tests.
 """
 
 from reference_engine.server import ReferenceEngine

@@ -19,11 +19,8 @@ import hashlib
 import logging
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.http import HttpResponse
 from drf_spectacular.openapi import AutoSchema
@@ -36,8 +33,8 @@ from rest_framework.views import APIView
 
 from pippa_memory.brain import openapi
 from pippa_memory.brain.lease import CALL_SLOTS, Heartbeat, lease_end, take_over_lapsed
+from pippa_memory.brain.refusals import UNSIGNED_CHECKS, Refusal
 from pippa_memory.brain.service import BrainFailure, run_judgement
-from pippa_memory.brain.signatures import SignatureRejected, configured_secrets, verify
 from pippa_memory.brain.throttles import wait_for_signed_call, wait_for_unsigned_call
 from pippa_memory.conf import memory_settings
 from pippa_memory.models import BrainCall
@@ -76,14 +73,6 @@ def error_body(code: str, message: str, details: dict[str, Any] | None = None) -
 
 def throttled_body(message: str, wait: int) -> dict[str, Any]:
     return error_body("throttled", message, {"retry_after": wait})
-
-
-def body_cap() -> int:
-    """The door's own cap, or Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE`` if that is smaller: past
-    Django's, reading the body would raise before the door could answer in its own shape."""
-    cap = memory_settings.BRAIN_MAX_BODY_BYTES
-    upload_cap = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    return cap if upload_cap is None else min(cap, upload_cap)
 
 
 def webhook_id_problem(webhook_id: str) -> str:
@@ -126,95 +115,6 @@ def end_row_failed(call: BrainCall, body: dict[str, Any]) -> None:
         latency_ms=call.latency_ms,
         response_body=reply_bytes(body).decode() if call.webhook_id else None,
     )
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """A call refused before its signature is proved: what it is answered, and its row's outcome."""
-
-    status: int
-    code: str
-    message: str
-    outcome: str
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-def memory_switched_off(request: Request) -> Refusal | None:
-    if memory_settings.ENABLED:
-        return None
-    return Refusal(
-        503, "memory_disabled", "Memory is switched off here.", BrainCall.Outcome.UNAVAILABLE
-    )
-
-
-def no_secret_configured(request: Request) -> Refusal | None:
-    if configured_secrets():
-        return None
-    return Refusal(
-        503,
-        "not_configured",
-        "The brain door has no secret configured (PIPPA_MEMORY_BRAIN_SECRET).",
-        BrainCall.Outcome.UNAVAILABLE,
-    )
-
-
-def chunked_body(request: Request) -> Refusal | None:
-    # Django reads only a declared Content-Length: a chunked body would look empty.
-    if not request.META.get("HTTP_TRANSFER_ENCODING"):
-        return None
-    return Refusal(
-        411,
-        "length_required",
-        "Send the body with a Content-Length header; chunked bodies are not read here.",
-        BrainCall.Outcome.LENGTH_REQUIRED,
-    )
-
-
-def body_over_the_cap(request: Request) -> Refusal | None:
-    """Judged on the declared length, before a byte of the body is read."""
-    cap = body_cap()
-    declared = request.META.get("CONTENT_LENGTH") or "0"
-    if declared.isdigit() and int(declared) <= cap:
-        return None
-    return Refusal(
-        413, "too_large", f"The body may be at most {cap} bytes.", BrainCall.Outcome.TOO_LARGE
-    )
-
-
-def not_json_media(request: Request) -> Refusal | None:
-    if request.content_type.split(";")[0].strip().lower() == "application/json":
-        return None
-    return Refusal(
-        415,
-        "unsupported_media_type",
-        "Send the body as application/json.",
-        BrainCall.Outcome.UNSUPPORTED,
-    )
-
-
-def signature_rejected(request: Request) -> Refusal | None:
-    try:
-        verify(request._request.body, dict(request.headers), configured_secrets())
-    except SignatureRejected as rejected:
-        return Refusal(
-            401,
-            "unauthorized",
-            str(rejected),
-            BrainCall.Outcome.UNAUTHORIZED,
-            {"WWW-Authenticate": 'Webhook realm="pippa-brain"'},
-        )
-    return None
-
-
-#: What a call must pass before it is signed, cheapest and most fundamental first.
-UNSIGNED_CHECKS: tuple[Callable[[Request], Refusal | None], ...] = (
-    memory_switched_off,
-    no_secret_configured,
-    chunked_body,
-    body_over_the_cap,
-    not_json_media,
-    signature_rejected,
-)
 
 
 class DoorCall:

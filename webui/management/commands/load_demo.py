@@ -65,40 +65,7 @@ class Command(BaseCommand):
                     "enabled": True,
                 },
             )
-            # A job (hourly) and a wake (daily) that run on their own under `make run` (the
-            # scheduler process): a quiet stream. Their first runs, when the demo is first
-            # loaded, wait a few seconds so the engine is listening by then; a later run of this
-            # command keeps the times they are due.
-            now = timezone.now()
-            demo_jobs = [
-                (
-                    "Morning note",
-                    "job",
-                    "Write a short note for the household's morning.",
-                    "1h",
-                    10,
-                ),
-                ("Soul Stream wake", "wake", "", "1d", 20),
-            ]
-            for name, kind, prompt, every, first in demo_jobs:
-                ScheduledJob.objects.update_or_create(
-                    name=name,
-                    defaults={
-                        "kind": kind,
-                        "soul": soul,
-                        "vessel": offline,
-                        "prompt": prompt,
-                        "schedule": f"every {every}",
-                    },
-                    create_defaults={
-                        "kind": kind,
-                        "soul": soul,
-                        "vessel": offline,
-                        "prompt": prompt,
-                        "schedule": f"every {every}",
-                        "next_run_at": now + timedelta(seconds=first),
-                    },
-                )
+            seed_demo_schedule(soul, offline)
         url = options["url"].rstrip("/")
         kept = f" (kept in {login_file})" if login_file is not None else ""
         lines = [
@@ -114,6 +81,42 @@ class Command(BaseCommand):
         if apps.is_installed("pippa_memory"):
             lines.append(f"  Pins:     {url}/admin/pippa_memory/pinrecord/")
         self.stdout.write(self.style.SUCCESS("\n".join([*lines, ""])))
+
+
+def seed_demo_schedule(soul: Soul, offline: Vessel) -> None:
+    """The demo's job (hourly) and wake (daily), which the scheduler runs under `make run`: a quiet
+    stream. Their first runs, when the demo is first loaded, wait a few seconds so the engine is
+    listening by then; a later run of this command keeps the times they are due."""
+    now = timezone.now()
+    demo_jobs = [
+        (
+            "Morning note",
+            "job",
+            "Write a short note for the household's morning.",
+            "1h",
+            10,
+        ),
+        ("Soul Stream wake", "wake", "", "1d", 20),
+    ]
+    for name, kind, prompt, every, first in demo_jobs:
+        ScheduledJob.objects.update_or_create(
+            name=name,
+            defaults={
+                "kind": kind,
+                "soul": soul,
+                "vessel": offline,
+                "prompt": prompt,
+                "schedule": f"every {every}",
+            },
+            create_defaults={
+                "kind": kind,
+                "soul": soul,
+                "vessel": offline,
+                "prompt": prompt,
+                "schedule": f"every {every}",
+                "next_run_at": now + timedelta(seconds=first),
+            },
+        )
 
 
 def kept_password(login_file: Path | None) -> str | None:
