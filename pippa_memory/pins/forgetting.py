@@ -21,7 +21,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from pippa_memory.models import MemoryBlock
+from pippa_memory.models import ItemTombstone, MemoryBlock
 from pippa_memory.pins.records import FORGOTTEN, request_repin
 from webui.models import Conversation, Soul
 
@@ -102,3 +102,12 @@ def repin_holders(
     unpinned = [block.pk for block in blocks if not conversations_pinned_to(block).exists()]
     deleted, _ = MemoryBlock.objects.filter(pk__in=unpinned).delete()
     return Repinned(conversations=asked, blocks_deleted=deleted)
+
+
+def forget_departed_member(member: str) -> None:
+    """A deleted account's traces here: every block rendered for them (it may hold their private
+    items) is deleted, and the tombstones that spared them (items they made private) become plain
+    forget tombstones, since no block may hold those items now that their owner is gone. Their
+    conversations, pins and pending asks go with the account (foreign keys cascade)."""
+    MemoryBlock.objects.filter(viewer=member).delete()
+    ItemTombstone.objects.filter(spared_viewer=member).update(spared_viewer="")
