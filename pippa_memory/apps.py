@@ -31,9 +31,15 @@ class PippaMemoryConfig(AppConfig):
 
         register_conversation_panel(ConversationPanel(name="memory", render=render_memory_panel))
 
-        from django.db.models.signals import post_save
+        from django.contrib.auth import get_user_model
+        from django.db.models.signals import post_delete, post_save
 
-        from pippa_memory.signals import emit_turn_event
+        from pippa_memory.signals import emit_turn_event, forget_deleted_member
         from webui.models import Message
 
         post_save.connect(emit_turn_event, sender=Message, dispatch_uid="pippa_memory.turn_event")
+        post_delete.connect(
+            forget_deleted_member,
+            sender=get_user_model(),
+            dispatch_uid="pippa_memory.forget_deleted_member",
+        )

@@ -84,6 +84,7 @@ def number_problems() -> list[checks.CheckMessage]:
         "CONNECT_TIMEOUT",
         "READ_TIMEOUT",
         "CHAT_BUDGET",
+        "MANAGE_BUDGET",
         "BREAKER_RESET_TIMEOUT",
         "OUTBOX_POLL_INTERVAL",
     ):

@@ -25,6 +25,10 @@ DEFAULTS: dict[str, Any] = {
     "CHAT_BUDGET": 1.5,
     # Seconds one memory tool call (recall, ask) may wait for the engine.
     "TOOL_BUDGET": 3.0,
+    # Seconds each call of the memory page and its API (listing, forget, scope change,
+    # forget-member) may wait for the engine; its read timeout is the same, never above it. A
+    # management call is rare and its outcome matters, so it is not held to the chat turn's budget.
+    "MANAGE_BUDGET": 8.0,
     # How many items a recall asks for.
     "RECALL_LIMIT": 5,
     # Consecutive failures that open the breaker, and seconds until it lets one call through.
@@ -75,6 +79,9 @@ DEFAULTS: dict[str, Any] = {
     # Days before an item's tombstone (recorded at a forget or make-private, so that a block the
     # engine rendered before the change is never pinned) is deleted; 0 keeps them.
     "PRUNE_TOMBSTONES_DAYS": 30.0,
+    # Days before a stored memory block that no conversation pins any more is deleted (it may
+    # hold a member's private items); 0 keeps them.
+    "PRUNE_BLOCKS_DAYS": 7.0,
 }
 
 

@@ -52,11 +52,12 @@ class MemoryExtension(TurnExtension):
         conversation = turn.conversation
         if not memory_applies(conversation):
             return []
-        ready = answers.fetch_ready_answers(conversation, budget=remaining(turn))
-        if not ready:
+        fetched = answers.fetch_ready_answers(conversation, budget=remaining(turn))
+        if not fetched:
             return []
-        turn.state(MemoryTurn).delivered_answers = ready
-        return [answers.slot_text(ready)]
+        state = turn.state(MemoryTurn)
+        state.delivered_answers, state.ridden_answers = answers.split_ridden(conversation, fetched)
+        return [answers.slot_text(state.delivered_answers)] if state.delivered_answers else []
 
     def tools(self, *, turn: TurnContext) -> list[ToolDefinition]:
         conversation = turn.conversation
@@ -88,9 +89,10 @@ class MemoryExtension(TurnExtension):
             answers.record_delivery(turn.conversation, delivered, reply=assistant_message)
 
     def turn_saved(self, *, turn: TurnContext, assistant_message: Message) -> None:
-        delivered = turn.state(MemoryTurn).delivered_answers
-        if delivered:
-            answers.acknowledge(turn.conversation, delivered)
+        state = turn.state(MemoryTurn)
+        to_acknowledge = state.delivered_answers + state.ridden_answers
+        if to_acknowledge:
+            answers.acknowledge(turn.conversation, to_acknowledge)
 
     def message_notes(
         self, *, conversation: Conversation, messages: Sequence[Message]

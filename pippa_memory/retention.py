@@ -4,7 +4,9 @@ Brain-door audit rows (with the stored answers a repeated ``webhook-id`` gets ba
 signature's tolerance), delivered turn events and dead ones go after their windows
 (``PRUNE_*_DAYS`` in :data:`~pippa_memory.conf.memory_settings`; 0 keeps them for ever), and so do
 forget tombstones (ids only; long after any first turn that fetched a head before the forget has
-finished, :mod:`pippa_memory.pins.tombstones`). Pending
+finished, :mod:`pippa_memory.pins.tombstones`), and stored memory blocks that no conversation pins
+(a block may hold a member's private items; it is kept only while a conversation carries it, and
+for a window after it was stored, so a first turn that just stored it can still pin it). Pending
 events are never pruned: they are the guarantee that a turn reaches the engine. Pin records,
 pending asks and an unattended run's memory cascade with their conversation, so they live exactly
 as long as it does.
@@ -12,10 +14,12 @@ as long as it does.
 
 from datetime import datetime
 
-from django.db.models import Q
+from django.db.models import CharField, Exists, OuterRef, Q, QuerySet, Value
+from django.db.models.functions import Cast, Coalesce
 
 from pippa_memory.conf import memory_settings
-from pippa_memory.models import BrainCall, ItemTombstone, OutboxEvent
+from pippa_memory.models import BrainCall, ItemTombstone, MemoryBlock, OutboxEvent
+from webui.models import Conversation
 from webui.prune_windows import PruneTarget, PruneWindow, targets_past_windows
 
 MEMORY_WINDOWS = (
@@ -47,7 +51,26 @@ MEMORY_WINDOWS = (
         setting="PRUNE_TOMBSTONES_DAYS",
         rows=lambda cutoff: ItemTombstone.objects.filter(created_at__lt=cutoff),
     ),
+    PruneWindow(
+        label="memory blocks no conversation pins",
+        rule="stored more than {window} ago",
+        setting="PRUNE_BLOCKS_DAYS",
+        rows=lambda cutoff: unpinned_blocks(stored_before=cutoff),
+    ),
 )
+
+
+def unpinned_blocks(*, stored_before: datetime) -> QuerySet[MemoryBlock]:
+    """Stored blocks no conversation pins (same soul and revision, and the block's viewer: a
+    conversation's member id, "" for one with none), stored before ``stored_before``."""
+    pinning = Conversation.objects.annotate(
+        viewer_key=Coalesce(Cast("viewer_id", CharField()), Value(""))
+    ).filter(
+        soul_id=OuterRef("soul_id"),
+        pinned_head=OuterRef("revision"),
+        viewer_key=OuterRef("viewer"),
+    )
+    return MemoryBlock.objects.filter(fetched_at__lt=stored_before).exclude(Exists(pinning))
 
 
 def memory_prune_targets(*, now: datetime) -> list[PruneTarget]:

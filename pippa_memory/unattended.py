@@ -5,7 +5,8 @@ that revision, so the same soul, job and revision always give the same bytes; a 
 carries the brief the engine curated. Both are built from household items only: a run has no
 member, so it asks for the head with no viewer, and the engine builds bundles and briefs from
 household items. Both are soft: with the engine absent the run goes ahead
-without them and its record says why; with memory off no engine call is made. Either way the run's
+without them and its record says why; so does a job whose head holds an item forgotten here
+(``stale_block``: its bundle would hold it too); with memory off no engine call is made. Either way the run's
 conversation is pinned before its turn, through :func:`pippa_memory.pins.records.pin_conversation` like
 a chat's first turn.
 """
@@ -18,7 +19,8 @@ from pippa_memory.engine import contract
 from pippa_memory.engine.client import call_engine
 from pippa_memory.models import UnattendedMemory
 from pippa_memory.pins.blocks import render_block
-from pippa_memory.pins.records import pin_conversation
+from pippa_memory.pins.records import STALE_BLOCK, pin_conversation
+from pippa_memory.pins.tombstones import tombstoned_items
 from webui.models import Conversation, UnattendedRun
 from webui.text.canonical import without_nul
 
@@ -50,6 +52,10 @@ def prepare_job(conversation: Conversation, run: UnattendedRun) -> dict[str, Any
     head = call_engine("GET", f"/v1/souls/{soul}/head", schema=contract.BLOCK)
     if not head.ok:
         return pin_absent(conversation, head.reason, head.latency_ms)
+    if tombstoned_items(soul_id=conversation.soul_id, viewer="", items=head.data["items"]):
+        # The bundle is built from the household items of this revision, one of which was
+        # forgotten here (its forget not confirmed, or not yet applied): the run goes without.
+        return pin_absent(conversation, STALE_BLOCK, head.latency_ms)
     revision = head.data["revision"]
     job = {"id": str(run.job_id or run.pk), "name": run.job.name if run.job else "job"}
     bundle = call_engine(

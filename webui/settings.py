@@ -188,6 +188,7 @@ PIPPA_MEMORY = {
     # Total seconds the engine may cost one chat turn (the first-turn pin and the answers fetch).
     "CHAT_BUDGET": env.float("PIPPA_MEMORY_CHAT_BUDGET", default=1.5),
     "TOOL_BUDGET": env.float("PIPPA_MEMORY_TOOL_BUDGET", default=3.0),
+    "MANAGE_BUDGET": env.float("PIPPA_MEMORY_MANAGE_BUDGET", default=8.0),
     "RECALL_LIMIT": env.int("PIPPA_MEMORY_RECALL_LIMIT", default=5),
     "BREAKER_FAIL_MAX": env.int("PIPPA_MEMORY_BREAKER_FAIL_MAX", default=3),
     "BREAKER_RESET_TIMEOUT": env.float("PIPPA_MEMORY_BREAKER_RESET_TIMEOUT", default=30.0),
@@ -218,6 +219,7 @@ PIPPA_MEMORY = {
     ),
     "PRUNE_DEAD_EVENTS_DAYS": env.float("PIPPA_MEMORY_PRUNE_DEAD_EVENTS_DAYS", default=30.0),
     "PRUNE_TOMBSTONES_DAYS": env.float("PIPPA_MEMORY_PRUNE_TOMBSTONES_DAYS", default=30.0),
+    "PRUNE_BLOCKS_DAYS": env.float("PIPPA_MEMORY_PRUNE_BLOCKS_DAYS", default=7.0),
 }
 
 LOGGING = {

@@ -129,20 +129,23 @@ def call_engine(
     schema: dict[str, Any] | None = None,
     budget: float | None = None,
     headers: dict[str, str] | None = None,
+    read_timeout: float | None = None,
 ) -> EngineOutcome:
     """Call the engine at ``path`` and return what happened; never raises.
 
     ``schema`` validates a 2xx answer's JSON (a 2xx without a schema may have any JSON body, but
-    never one holding a lone surrogate: reason ``unencodable_text``); ``budget``
-    is the total seconds the call may take (the chat budget when omitted). A 4xx is returned as
-    an absent answer with its status and does not count against the breaker; failures (no answer,
-    5xx, unusable answer) do.
+    never one holding a lone surrogate: reason ``unencodable_text``); ``budget`` is the total
+    seconds the call may take (the chat budget when omitted), ``read_timeout`` the seconds each
+    read may wait (``READ_TIMEOUT`` when omitted; the transport cuts it to the time left). A 4xx
+    is returned as an absent answer with its status and does not count against the breaker;
+    failures (no answer, 5xx, unusable answer) do.
     """
     request_id = uuid.uuid4().hex
     refusal = _not_callable(request_id)
     if refusal is not None:
         return refusal
     seconds = budget if budget is not None else memory_settings.CHAT_BUDGET
+    reading = read_timeout if read_timeout is not None else memory_settings.READ_TIMEOUT
     started = time.monotonic()
     try:
         answer, data = BREAKER.get().call(
@@ -154,6 +157,7 @@ def call_engine(
             deadline_at=started + seconds,
             request_id=request_id,
             extra_headers=headers or {},
+            read_timeout=reading,
         )
     except pybreaker.CircuitBreakerError:
         return EngineOutcome.absent(
@@ -238,6 +242,7 @@ def _exchange(
     deadline_at: float,
     request_id: str,
     extra_headers: dict[str, str],
+    read_timeout: float,
 ) -> tuple[outbound_http.ReadResponse, Any]:
     """One HTTP exchange and its usable JSON; raises :class:`EngineFailure` for any failure."""
     version_header, version = CONTRACT_HEADER
@@ -259,7 +264,7 @@ def _exchange(
             data=canonical_bytes(body) if body is not None else None,
             headers=headers,
             connect_timeout=memory_settings.CONNECT_TIMEOUT,
-            read_timeout=memory_settings.READ_TIMEOUT,
+            read_timeout=read_timeout,
             deadline_at=deadline_at,
             max_bytes=memory_settings.MAX_RESPONSE_BYTES,
         )

@@ -4,8 +4,10 @@ forgets, PATCH changes the scope) and, for a memory manager, ``.../members/<memb
 Session-authenticated with CSRF like the rest of the API, errors in its one shape. Each view is
 one call into :mod:`pippa_memory.items.services`; its refusals keep their code and status (``not_found``
 404, ``not_yours`` 403, ``no_owner`` 409, ``invalid_cursor`` 400), and an engine that is down or
-memory switched off is ``memory_unavailable`` 503 with the reason: never an empty list, and a
-change the engine did not confirm is never answered as done.
+memory switched off is ``memory_unavailable`` 503 with the reason: never an empty list. A forget or
+make-private the engine did not confirm (its answer lost) was treated as done for privacy: it is
+answered ``202`` with ``"confirmed": false`` and a ``message`` that says so; a confirmed change is
+``200`` with ``"confirmed": true``.
 """
 
 from typing import Any
@@ -16,7 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from pippa_memory.items import services
+from pippa_memory.items import changes, services
 from pippa_memory.items.turn_links import own_turn_urls
 from pippa_memory.models import Scope
 from webui.api.errors import error_response
@@ -90,8 +92,16 @@ class ListingSerializer(serializers.Serializer):
 
 
 class ChangeSerializer(serializers.Serializer):
-    revision = serializers.CharField()
+    revision = serializers.CharField(
+        allow_null=True, help_text="The engine's revision after the change; null when unknown."
+    )
     repinned = serializers.IntegerField(help_text="Conversations that re-pin at their next turn.")
+    confirmed = serializers.BooleanField(
+        help_text="False (with 202): the engine did not confirm; treated as done for privacy."
+    )
+    message = serializers.CharField(
+        required=False, help_text="Only when not confirmed: what happened, in words."
+    )
 
 
 class ForgottenSerializer(ChangeSerializer):
@@ -138,12 +148,19 @@ def item_json(request: Request, item: services.MemoryItem, turn_url: str | None)
     }
 
 
-def change_response(changed: services.Changed, **fields: Any) -> Response:
-    """A change the engine confirmed, as :class:`ChangeSerializer` has it: ``fields`` (what
-    changed), the engine's new revision and how many conversations re-pin."""
-    return Response(
-        {**fields, "revision": changed.revision, "repinned": changed.repinned.conversations}
-    )
+def change_response(changed: changes.Changed, **fields: Any) -> Response:
+    """A change as done, as :class:`ChangeSerializer` has it: ``fields`` (what changed), the
+    engine's new revision, how many conversations re-pin, and whether the engine confirmed it
+    (``200``) or not (``202``, with the words: it was treated as done for privacy)."""
+    body = {
+        **fields,
+        "revision": changed.revision,
+        "repinned": changed.repinned.conversations,
+        "confirmed": changed.confirmed,
+    }
+    if changed.confirmed:
+        return Response(body)
+    return Response({**body, "message": changed.unconfirmed_words()}, status=202)
 
 
 def soul_of(request: Request) -> Soul:
@@ -198,12 +215,16 @@ class ItemView(APIView):
 
     @extend_schema(
         parameters=[SoulQuerySerializer],
-        responses={200: ForgottenSerializer, **errors(400, 403, 404, 503)},
+        responses={
+            200: ForgottenSerializer,
+            202: ForgottenSerializer,
+            **errors(400, 403, 404, 503),
+        },
     )
     def delete(self, request: Request, item_id: str) -> Response:
         soul = soul_of(request)
         try:
-            changed = services.forget_item(soul=soul, user=request.user, item_id=item_id)
+            changed = changes.forget_item(soul=soul, user=request.user, item_id=item_id)
         except services.MemoryRefusal as refusal:
             return refusal_response(refusal)
         return change_response(changed, forgotten=item_id)
@@ -211,7 +232,11 @@ class ItemView(APIView):
     @extend_schema(
         parameters=[SoulQuerySerializer],
         request=ScopeSerializer,
-        responses={200: RescopedSerializer, **errors(400, 403, 404, 409, 503)},
+        responses={
+            200: RescopedSerializer,
+            202: RescopedSerializer,
+            **errors(400, 403, 404, 409, 503),
+        },
     )
     def patch(self, request: Request, item_id: str) -> Response:
         soul = soul_of(request)
@@ -219,7 +244,7 @@ class ItemView(APIView):
         body.is_valid(raise_exception=True)
         scope = body.validated_data["scope"]
         try:
-            changed = services.change_scope(
+            changed = changes.change_scope(
                 soul=soul, user=request.user, item_id=item_id, scope=scope
             )
         except services.MemoryRefusal as refusal:
@@ -237,12 +262,16 @@ class MemberForgetView(APIView):
     @extend_schema(
         parameters=[SoulQuerySerializer],
         request=None,
-        responses={200: ForgottenMemberSerializer, **errors(400, 403, 404, 503)},
+        responses={
+            200: ForgottenMemberSerializer,
+            202: ForgottenMemberSerializer,
+            **errors(400, 403, 404, 503),
+        },
     )
     def post(self, request: Request, member: str) -> Response:
         soul = soul_of(request)
         try:
-            changed = services.forget_member(soul=soul, user=request.user, member=member)
+            changed = changes.forget_member(soul=soul, user=request.user, member=member)
         except services.MemoryRefusal as refusal:
             return refusal_response(refusal)
         return change_response(changed, forgotten=changed.count)

@@ -1,20 +1,21 @@
-"""A soul's memory items, managed by the household: the engine's management calls (contract v2)
-and the rules of who may do what.
+"""A soul's memory items, read for the household: the engine's listing calls (contract v2), the
+rules of who may do what, and the refusal every call that did not work raises.
 
 The engine enforces only visibility, by the ``viewer`` every call here names (the account asking):
 household items, plus that member's own private items. Ownership is enforced here, before the
-engine is asked to change anything:
+engine is asked to change anything (:mod:`pippa_memory.items.changes`):
 
 * a member may forget, and change the scope of, an item they said (``said_by.member`` is their id);
   not an item someone else said (:data:`NOT_YOURS`);
 * an account holding :data:`MANAGE_MEMORY` may also forget any household item, see each member's
   count of private items (never their text), and forget everything one member said.
 
-Nothing here raises for the engine being down or memory being off: every call that did not work
-raises :class:`MemoryRefusal` with a code, a message a person can act on and, for
-``memory_unavailable``, the client's reason. A change the engine did not confirm is never reported
-as done. After a confirmed forget (or an item made private), the conversations whose pinned block
-held the item are asked to re-pin (:mod:`pippa_memory.pins.forgetting`).
+Every call here has the management budget (``MANAGE_BUDGET``), not the chat turn's. Nothing here
+raises for the engine being down or memory being off: every call that did not work raises
+:class:`MemoryRefusal` with a code, a message a person can act on and, for
+``memory_unavailable``, the client's reason. A listing never shows an item this side has
+tombstoned for its viewer (a forget whose answer was lost, or an item made private to someone
+else): the engine may still list it, but it is treated as gone.
 """
 
 import logging
@@ -27,11 +28,11 @@ from urllib.parse import quote, urlencode
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils.dateparse import parse_datetime
 
+from pippa_memory.conf import memory_settings
 from pippa_memory.engine import contract
 from pippa_memory.engine.client import EngineOutcome, call_engine
 from pippa_memory.engine.members import may_see, member_id
-from pippa_memory.pins import forgetting, tombstones
-from pippa_memory.pins.records import MADE_PRIVATE
+from pippa_memory.pins.tombstones import tombstoned_items
 from webui.models import Soul
 
 logger = logging.getLogger(__name__)
@@ -137,17 +138,6 @@ class MemberCount:
     private_items: int
 
 
-@dataclass(frozen=True)
-class Changed:
-    """A change the engine confirmed: its new ``revision``, how many items it touched (one, or a
-    member's count), the item as it is now (a scope change), and what happened to the pins."""
-
-    revision: str
-    count: int
-    repinned: forgetting.Repinned
-    item: MemoryItem | None = None
-
-
 # -- who may do what ------------------------------------------------------------------------------
 def may_manage(user: AbstractBaseUser) -> bool:
     """Whether ``user`` holds :data:`MANAGE_MEMORY` (superusers hold every permission)."""
@@ -198,13 +188,22 @@ def refused(outcome: EngineOutcome) -> MemoryRefusal:
     )
 
 
-def _soul_path(soul: Soul, *parts: str) -> str:
+def soul_path(soul: Soul, *parts: str) -> str:
     return "/".join([f"/v1/souls/{quote(soul.slug, safe='')}", *(quote(p, safe="") for p in parts)])
 
 
-def _ask_engine(method: str, path: str, *, schema: dict[str, Any], body: Any = None) -> Any:
+def call_for_management(
+    method: str, path: str, *, schema: dict[str, Any], body: Any = None
+) -> EngineOutcome:
+    """One management call, within ``MANAGE_BUDGET`` (its read timeout the same): the page's and
+    the API's own budget, not the chat turn's."""
+    budget = memory_settings.MANAGE_BUDGET
+    return call_engine(method, path, body=body, schema=schema, budget=budget, read_timeout=budget)
+
+
+def ask_engine(method: str, path: str, *, schema: dict[str, Any], body: Any = None) -> Any:
     """The data of the engine's usable answer; :class:`MemoryRefusal` for anything else."""
-    outcome = call_engine(method, path, body=body, schema=schema)
+    outcome = call_for_management(method, path, body=body, schema=schema)
     if not outcome.ok:
         raise refused(outcome)
     return outcome.data
@@ -228,18 +227,6 @@ def visible_items(*, soul: Soul, viewer: str, items: list[dict[str, Any]]) -> li
     return visible
 
 
-def _change(
-    method: str, path: str, *, schema: dict[str, Any], tombstone_ids: list[int], body: Any = None
-) -> Any:
-    """Ask the engine for a change whose tombstones are already recorded
-    (:mod:`pippa_memory.pins.tombstones`); if it refuses, nothing changed, and they are withdrawn."""
-    try:
-        return _ask_engine(method, path, schema=schema, body=body)
-    except MemoryRefusal:
-        tombstones.withdraw_tombstones(tombstone_ids)
-        raise
-
-
 def no_such_item() -> MemoryRefusal:
     return MemoryRefusal(
         code="not_found", message="No such memory, or not one you can see.", status=404
@@ -255,11 +242,14 @@ def fetch_items_page(
     query = {"viewer": member_id(user), "q": q, "limit": str(limit)}
     if cursor:
         query["cursor"] = cursor
-    data = _ask_engine(
-        "GET", f"{_soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS
+    data = ask_engine(
+        "GET", f"{soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS
     )
     visible = visible_items(soul=soul, viewer=member_id(user), items=data["items"])
-    items = [MemoryItem.from_engine(item) for item in visible]
+    gone = tombstoned_items(
+        soul_id=soul.pk, viewer=member_id(user), items=[item["id"] for item in visible]
+    )
+    items = [MemoryItem.from_engine(item) for item in visible if item["id"] not in gone]
     return ItemsPage(items=items, next=data["next"], revision=data["revision"])
 
 
@@ -267,7 +257,7 @@ def fetch_member_counts(*, soul: Soul, user: AbstractBaseUser) -> list[MemberCou
     """For a manager: each member's count of private items, never their text."""
     if not may_manage(user):
         raise MemoryRefusal(code=NOT_YOURS, message="Only a memory manager sees this.", status=403)
-    data = _ask_engine("GET", _soul_path(soul, "members"), schema=contract.MEMBERS)
+    data = ask_engine("GET", soul_path(soul, "members"), schema=contract.MEMBERS)
     return [
         MemberCount(member=m["member"], name=m["name"], private_items=m["private_items"])
         for m in data["members"]
@@ -280,8 +270,8 @@ def walk_items(*, soul: Soul, viewer: str) -> Iterator[dict[str, Any]]:
     cursor = ""
     for _ in range(FIND_PAGES):
         query = {"viewer": viewer, "limit": "100", **({"cursor": cursor} if cursor else {})}
-        data = _ask_engine(
-            "GET", f"{_soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS
+        data = ask_engine(
+            "GET", f"{soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS
         )
         yield from visible_items(soul=soul, viewer=viewer, items=data["items"])
         if not data["next"]:
@@ -300,97 +290,20 @@ def fetch_item(*, soul: Soul, viewer: str, item_id: str) -> MemoryItem:
     raise no_such_item()
 
 
-def fetch_ids_said_by(*, soul: Soul, member: str) -> set[str]:
-    """The ids of every item ``member`` said (household and private), asked of the engine with
-    that member as the viewer. Only ids leave this function: the text stays here, shown to no
-    one."""
+def fetch_said_by(*, soul: Soul, member: str) -> dict[str, str]:
+    """Every item ``member`` said (household and private), by id, with its text, asked of the
+    engine with that member as the viewer: the ids to tombstone and the texts to purge
+    (:mod:`pippa_memory.forgotten_text`). Shown to no one, and never stored."""
     return {
-        item["id"]
+        item["id"]: item["text"]
         for item in walk_items(soul=soul, viewer=member)
         if (item["said_by"] or {}).get("member") == member
     }
 
 
-# -- changes --------------------------------------------------------------------------------------
 def not_yours(action: str) -> MemoryRefusal:
     return MemoryRefusal(
         code=NOT_YOURS,
         message=f"Only the member who said this memory can {action} it.",
         status=403,
     )
-
-
-def forget_item(*, soul: Soul, user: AbstractBaseUser, item_id: str) -> Changed:
-    """Forget one item ``user`` may forget; then every conversation whose pinned block held it
-    re-pins at its next turn (reason ``forgotten``), and blocks no one pins any more are deleted.
-
-    Raises :class:`MemoryRefusal`: ``not_found``, ``not_yours``, or ``memory_unavailable`` (the
-    engine did not confirm: nothing was forgotten, nothing re-pinned).
-    """
-    item = fetch_item(soul=soul, viewer=member_id(user), item_id=item_id)
-    if not may_forget(user, item):
-        raise not_yours("forget")
-    path = f"{_soul_path(soul, 'items', item.id)}?{urlencode({'viewer': member_id(user)})}"
-    stones = tombstones.record_tombstones(soul=soul, item_ids={item.id})
-    data = _change("DELETE", path, schema=contract.FORGOTTEN, tombstone_ids=stones)
-    repinned = forgetting.repin_holders(soul=soul, item_ids={item.id}, requested_by=user)
-    return Changed(revision=data["revision"], count=1, repinned=repinned)
-
-
-def change_scope(*, soul: Soul, user: AbstractBaseUser, item_id: str, scope: str) -> Changed:
-    """Make an item ``user`` said ``private`` or ``household``.
-
-    Made private, it leaves every other member's view: their conversations whose pinned block
-    held it re-pin at the next turn (reason ``made_private``). Made household, no pinned block
-    changes (conversations started from now on see it). Raises :class:`MemoryRefusal`.
-    """
-    item = fetch_item(soul=soul, viewer=member_id(user), item_id=item_id)
-    if not may_change_scope(user, item):
-        raise not_yours("change the scope of")
-    body = {"viewer": member_id(user), "scope": scope}
-    stones = []
-    if scope == "private" and item.scope != "private":
-        stones = tombstones.record_tombstones(
-            soul=soul, item_ids={item.id}, spared_viewer=member_id(user)
-        )
-    path = _soul_path(soul, "items", item.id)
-    data = _change("PATCH", path, schema=contract.RESCOPED, body=body, tombstone_ids=stones)
-    changed = MemoryItem.from_engine(data["item"])
-    repinned = forgetting.Repinned()
-    if changed.scope == "household":
-        tombstones.withdraw_made_private(soul=soul, item_id=item.id)
-    if changed.scope == "private" and item.scope != "private":
-        repinned = forgetting.repin_holders(
-            soul=soul,
-            item_ids={item.id},
-            requested_by=user,
-            reason=MADE_PRIVATE,
-            sparing_viewer=member_id(user),
-        )
-    return Changed(revision=data["revision"], count=1, repinned=repinned, item=changed)
-
-
-def forget_member(*, soul: Soul, user: AbstractBaseUser, member: str) -> Changed:
-    """For a manager: forget everything ``member`` said to ``soul`` (a member who leaves), then
-    re-pin the conversations whose block held any of it. Raises :class:`MemoryRefusal`.
-
-    The item ids are read first (with the member as the viewer) so the re-pin knows which blocks
-    held them; should the engine forget more than were read (the member said something in
-    between), every block fetched since the read began is treated as holding one.
-    """
-    if not may_manage(user):
-        raise MemoryRefusal(
-            code=NOT_YOURS, message="Only a memory manager can forget a member.", status=403
-        )
-    if not member or len(member) > ITEM_ID_LENGTH:
-        raise MemoryRefusal(code="not_found", message="No such member.", status=404)
-    started = forgetting.now()
-    item_ids = fetch_ids_said_by(soul=soul, member=member)
-    path = _soul_path(soul, "members", member, "forget")
-    stones = tombstones.record_tombstones(soul=soul, item_ids=item_ids)
-    data = _change("POST", path, schema=contract.FORGOTTEN_MEMBER, body={}, tombstone_ids=stones)
-    fetched_since = started if data["forgotten"] > len(item_ids) else None
-    repinned = forgetting.repin_holders(
-        soul=soul, item_ids=item_ids, requested_by=user, fetched_since=fetched_since
-    )
-    return Changed(revision=data["revision"], count=data["forgotten"], repinned=repinned)

@@ -5,8 +5,8 @@ A member sees household items and their own private items, forgets and re-scopes
 and sets the scope a ``remember`` gets when the model names none. An account holding
 ``pippa_memory.manage_memory`` also sees each member's count of private items (never the text),
 may forget any household item, and may forget everything one member said. With the engine down
-or memory off the page says memory is unavailable and why; a change the engine did not confirm
-is reported as not done.
+or memory off the page says memory is unavailable and why. A forget or make-private the engine
+did not confirm (its answer lost) is treated as done for privacy, and the page says so plainly.
 """
 
 from urllib.parse import urlencode
@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from pippa_memory.engine.members import member_id
-from pippa_memory.items import services
+from pippa_memory.items import changes, services
 from pippa_memory.items.turn_links import own_turn_urls
 from pippa_memory.items.wording import said_words, unavailable_for
 from pippa_memory.models import MemberPreference, Scope
@@ -151,14 +151,23 @@ def forget_item(request: HttpRequest, item_id: str) -> HttpResponse:
         }
         return render(request, "pippa_memory/forget_confirm.html", context)
     try:
-        changed = services.forget_item(soul=soul, user=request.user, item_id=item_id)
+        changed = changes.forget_item(soul=soul, user=request.user, item_id=item_id)
     except services.MemoryRefusal as refusal:
         return back_to_page(request, soul, refusal, nothing_done="Nothing was forgotten.")
-    messages.success(request, forgotten_words(changed, what="The memory is forgotten."))
+    say_changed(request, changed, forgotten_words(changed, what="The memory is forgotten."))
     return redirect(page_url(soul))
 
 
-def forgotten_words(changed: services.Changed, *, what: str) -> str:
+def say_changed(request: HttpRequest, changed: changes.Changed, words: str) -> None:
+    """Tell the person what was done: a success, or, when the engine did not confirm, a warning
+    that says so and that it was treated as done."""
+    if changed.confirmed:
+        messages.success(request, words)
+    else:
+        messages.warning(request, f"{changed.unconfirmed_words()} {words}")
+
+
+def forgotten_words(changed: changes.Changed, *, what: str) -> str:
     moved = changed.repinned.conversations
     if not moved:
         return f"{what} No running conversation held it."
@@ -181,11 +190,11 @@ def change_scope(request: HttpRequest, item_id: str) -> HttpResponse:
         return redirect(page_url(soul))
     scope = form.cleaned_data["scope"]
     try:
-        services.change_scope(soul=soul, user=request.user, item_id=item_id, scope=scope)
+        changed = changes.change_scope(soul=soul, user=request.user, item_id=item_id, scope=scope)
     except services.MemoryRefusal as refusal:
         return back_to_page(request, soul, refusal, nothing_done="The scope was not changed.")
     words = {"private": "only you see it", "household": "everyone in the household sees it"}
-    messages.success(request, f"The memory is now {scope}: {words[scope]}.")
+    say_changed(request, changed, f"The memory is now {scope}: {words[scope]}.")
     return redirect(page_url(soul))
 
 
@@ -219,9 +228,9 @@ def forget_member(request: HttpRequest, member: str) -> HttpResponse:
         context = {"soul": soul, "member": member, "name": request.GET.get("name", member)}
         return render(request, "pippa_memory/forget_member_confirm.html", context)
     try:
-        changed = services.forget_member(soul=soul, user=request.user, member=member)
+        changed = changes.forget_member(soul=soul, user=request.user, member=member)
     except services.MemoryRefusal as refusal:
         return back_to_page(request, soul, refusal, nothing_done="Nothing was forgotten.")
     words = f"{changed.count} memories this member said to {soul.name} are forgotten."
-    messages.success(request, forgotten_words(changed, what=words))
+    say_changed(request, changed, forgotten_words(changed, what=words))
     return redirect(page_url(soul))

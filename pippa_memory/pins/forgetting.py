@@ -1,5 +1,6 @@
-"""Forgetting reaches live conversations: after the engine confirmed a forget, every chat whose
-pinned block holds a forgotten item is asked to re-pin at its next turn.
+"""Forgetting reaches live conversations: after a forget (confirmed by the engine, or not
+confirmed and so treated as done, :mod:`pippa_memory.items.changes`), every chat whose pinned
+block holds a forgotten item is asked to re-pin at its next turn.
 
 A conversation's pin is a revision; its block is the stored :class:`~pippa_memory.models.MemoryBlock`
 of (soul, revision, the conversation's viewer), which lists the ids of the items it holds. For each
@@ -11,7 +12,8 @@ and that no conversation pins any more is deleted, so the forgotten text is not 
 
 What this does not remove: the conversation's messages. What was said in a conversation (the
 member's words, the reply, the ``remember`` tool use) stays in its history until the conversation
-is deleted.
+is deleted. Copies of the text that carry no item ids are purged by
+:mod:`pippa_memory.forgotten_text`.
 """
 
 from dataclasses import dataclass
@@ -21,7 +23,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from pippa_memory.models import MemoryBlock
+from pippa_memory.models import ItemTombstone, MemoryBlock
 from pippa_memory.pins.records import FORGOTTEN, request_repin
 from webui.models import Conversation, Soul
 
@@ -86,7 +88,8 @@ def repin_holders(
     """Ask every chat whose pinned block holds any of ``item_ids`` to re-pin at its next turn,
     recording ``reason`` and who asked; then delete those blocks that no conversation pins.
 
-    Call it only after the engine confirmed the change. ``sparing_viewer`` leaves that member's
+    Call it once the change is done, or treated as done (not refused for sure by the engine).
+    ``sparing_viewer`` leaves that member's
     blocks alone (an item made private stays in its sayer's view).
     """
     if not item_ids and fetched_since is None:
@@ -102,3 +105,12 @@ def repin_holders(
     unpinned = [block.pk for block in blocks if not conversations_pinned_to(block).exists()]
     deleted, _ = MemoryBlock.objects.filter(pk__in=unpinned).delete()
     return Repinned(conversations=asked, blocks_deleted=deleted)
+
+
+def forget_departed_member(member: str) -> None:
+    """A deleted account's traces here: every block rendered for them (it may hold their private
+    items) is deleted, and the tombstones that spared them (items they made private) become plain
+    forget tombstones, since no block may hold those items now that their owner is gone. Their
+    conversations, pins and pending asks go with the account (foreign keys cascade)."""
+    MemoryBlock.objects.filter(viewer=member).delete()
+    ItemTombstone.objects.filter(spared_viewer=member).update(spared_viewer="")

@@ -11,9 +11,10 @@ committed (:mod:`pippa_memory.pins.head`). Of the two orders, either the check s
 (and the block is refused), or the pin was committed before the tombstone, and so before the
 forget's scan, which then re-pins it.
 
-A tombstone whose change the engine refused is withdrawn (the item was not forgotten, and its
-blocks stay pinnable); should the engine have applied a change whose answer never came, the
-conversation pinned meanwhile is no worse off than without tombstones. Tombstones go after
+A tombstone whose change the engine refused for sure (a 4xx, or a call never made) is withdrawn:
+the item was not forgotten, and its blocks stay pinnable. A change whose answer never came (a
+timeout, a reset, a 5xx) keeps its tombstones: it may have been applied, and is treated as done
+(:mod:`pippa_memory.items.changes`). Tombstones go after
 ``PIPPA_MEMORY_PRUNE_TOMBSTONES_DAYS`` (:mod:`pippa_memory.retention`): by then no first turn
 that fetched a head before the change is still running.
 """
@@ -41,6 +42,12 @@ def record_tombstones(*, soul: Soul, item_ids: Iterable[str], spared_viewer: str
 def withdraw_tombstones(tombstone_ids: list[int]) -> None:
     """Remove the tombstones of a change the engine refused: nothing was forgotten."""
     ItemTombstone.objects.filter(pk__in=tombstone_ids).delete()
+
+
+def is_forgotten(*, soul: Soul, item_id: str) -> bool:
+    """Whether a forget of ``item_id`` was recorded here (and not withdrawn): asked again, it is a
+    success."""
+    return ItemTombstone.objects.filter(soul=soul, item_id=item_id, spared_viewer="").exists()
 
 
 def withdraw_made_private(*, soul: Soul, item_id: str) -> None:

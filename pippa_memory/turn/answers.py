@@ -2,10 +2,12 @@
 
 At each turn, if the conversation has questions out, ready answers are fetched under the turn's
 budget and the breaker and put in the slot; they are acknowledged after the assistant row is
-saved, so each rides exactly one turn. Whether questions are out is a flag on the conversation row
+saved, so each rides exactly one turn. An answer whose acknowledgement failed is offered again by
+the engine, but never rides a second turn: the reply that carried it is recorded, so it is only
+acknowledged again (:func:`split_ridden`). Whether questions are out is a flag on the conversation row
 (:data:`QUESTIONS_OUT`), raised in the transaction that records an ask and lowered in the one that
-records its last answer, so a turn learns it with no query of its own. A crash or failure before
-the acknowledgement makes them ride the next turn instead: at least once, never lost. Their text
+records its last answer, so a turn learns it with no query of its own. A crash before the reply
+is saved makes them ride the next turn instead: never lost. Their text
 is never written into the conversation; the plug-in keeps it on its own row
 (:class:`~pippa_memory.models.PendingAsk`), with the reply that carried it, recorded in that
 reply's transaction, so the chat page can show the conversation's member what rode the reply
@@ -60,6 +62,24 @@ def fetch_ready_answers(conversation: Conversation, *, budget: float) -> list[di
     return outcome.data["answers"]
 
 
+def split_ridden(
+    conversation: Conversation, answers: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``answers`` split into those that may ride this turn and those that already rode one (their
+    acknowledgement failed, so the engine offers them again): a ridden answer never rides another
+    turn, since a memory forgotten in between may be in it; it is only acknowledged again. One
+    query."""
+    ridden = set(
+        PendingAsk.objects.filter(
+            conversation=conversation,
+            ask_id__in=[item["ask_id"] for item in answers],
+            delivered_with__isnull=False,
+        ).values_list("ask_id", flat=True)
+    )
+    fresh = [item for item in answers if item["ask_id"] not in ridden]
+    return fresh, [item for item in answers if item["ask_id"] in ridden]
+
+
 def slot_text(answers: list[dict[str, Any]]) -> str:
     """The per-turn slot part that carries the answers."""
     lines = ["Your memory answered questions you asked earlier (for this turn only):"]
@@ -90,7 +110,8 @@ def acknowledge(conversation: Conversation, answers: list[dict[str, Any]]) -> bo
     )
     if not result.ok:
         logger.warning(
-            "Could not acknowledge %d answer(s) for %s (%s); they will ride the next turn.",
+            "Could not acknowledge %d answer(s) for %s (%s); they are acknowledged again at "
+            "the next turn, never ridden again.",
             len(ids),
             conversation.pk,
             result.reason,

@@ -12,3 +12,6 @@ class MemoryTurn:
     deadline: float | None = None
     #: Answers put in this turn's per-turn slot, acknowledged once the assistant row is saved.
     delivered_answers: list[dict[str, Any]] = field(default_factory=list)
+    #: Answers that rode an earlier turn and are offered again (their acknowledgement failed):
+    #: never put in the slot, only acknowledged once this turn is saved.
+    ridden_answers: list[dict[str, Any]] = field(default_factory=list)

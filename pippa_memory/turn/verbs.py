@@ -11,6 +11,7 @@ from pippa_memory.engine import contract
 from pippa_memory.engine.client import EngineOutcome, call_engine
 from pippa_memory.engine.members import may_see, member_name, resolved_scope, viewer_id
 from pippa_memory.models import Scope
+from pippa_memory.pins.tombstones import tombstoned_items
 from pippa_memory.turn.answers import record_ask
 from pippa_memory.turn.on_its_way import on_its_way, with_on_its_way
 from webui.models import Conversation
@@ -62,7 +63,8 @@ def recall(*, conversation: Conversation, text: str, budget: float) -> dict[str,
     """Ask the engine what the soul remembers about ``text`` that the viewer may see; say so when
     it fell back, and name what this conversation noted that is still on its way to memory
     (:mod:`pippa_memory.turn.on_its_way`; looked up before the engine is asked, so a remember
-    delivered meanwhile is found by the engine rather than missed by both)."""
+    delivered meanwhile is found by the engine rather than missed by both). An item tombstoned
+    here for the viewer (a forget whose answer was lost) is left out, whatever the engine sent."""
     pending = on_its_way(conversation, text)
     viewer = viewer_id(conversation)
     outcome = call_engine(
@@ -90,7 +92,10 @@ def recall(*, conversation: Conversation, text: str, budget: float) -> dict[str,
             len(data["items"]) - len(visible),
             outcome.request_id,
         )
-    items = [recall_item(item) for item in visible]
+    gone = tombstoned_items(
+        soul_id=conversation.soul_id, viewer=viewer or "", items=[item["id"] for item in visible]
+    )
+    items = [recall_item(item) for item in visible if item["id"] not in gone]
     result = recall_result(match=data["match"], fallback=data["fallback"], items=items, text=text)
     return with_on_its_way(result, pending, found=items)
 

@@ -4,8 +4,8 @@ import io
 
 import pytest
 
-from pippa_memory.management.commands.memory_engine import Command
 from reference_engine.service import open_state
+from webui.management.commands.memory_engine import Command
 
 
 @pytest.mark.django_db

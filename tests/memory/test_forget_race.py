@@ -11,7 +11,7 @@ import pytest
 import requests
 from django.utils import timezone
 
-from pippa_memory.items import services
+from pippa_memory.items import changes, services
 from pippa_memory.models import ItemTombstone, MemoryBlock, sha256_of
 from pippa_memory.pins import head, records, repins, turn_block
 from pippa_memory.pins.tombstones import record_tombstones
@@ -92,7 +92,7 @@ def test_a_forget_landing_between_the_head_and_the_store_never_rides_the_convers
     forgotten = add_memory(memory_on, SECRET, by=user)
     bobs = make_conversation(viewer=bob)
     run_before_store(
-        monkeypatch, lambda: services.forget_item(soul=bobs.soul, user=user, item_id=forgotten)
+        monkeypatch, lambda: changes.forget_item(soul=bobs.soul, user=user, item_id=forgotten)
     )
 
     turn_block.settle_turn_pin(bobs)
@@ -111,7 +111,7 @@ def test_an_item_made_private_while_a_head_is_fetched_is_refused_and_the_head_as
 ) -> None:
     shared = add_memory(memory_on, SECRET, by=user)
     bobs, alices = make_conversation(viewer=bob), make_conversation(viewer=user)
-    make_private = lambda: services.change_scope(  # noqa: E731
+    make_private = lambda: changes.change_scope(  # noqa: E731
         soul=bobs.soul, user=user, item_id=shared, scope="private"
     )
     run_after_head(monkeypatch, make_private, keep_answering_stale=False)
@@ -132,7 +132,7 @@ def test_a_head_still_stale_when_asked_again_pins_absent_as_an_engine_failure(
 ) -> None:
     forgotten = add_memory(memory_on, SECRET, by=user)
     bobs = make_conversation(viewer=bob)
-    forget = lambda: services.forget_item(soul=bobs.soul, user=user, item_id=forgotten)  # noqa: E731
+    forget = lambda: changes.forget_item(soul=bobs.soul, user=user, item_id=forgotten)  # noqa: E731
     run_after_head(monkeypatch, forget, keep_answering_stale=True)
 
     turn_block.settle_turn_pin(bobs)
@@ -187,13 +187,36 @@ def test_a_cached_block_holding_a_tombstoned_item_is_repinned_as_forgotten_at_a_
     assert SECRET not in (turn_block.pinned_block(bobs) or "")
 
 
-def test_a_forget_the_engine_refuses_withdraws_its_tombstone(
-    memory_on: ReferenceEngine, user: Any, soul: Any
+@pytest.mark.parametrize("status", [400, 404])
+def test_a_forget_the_engine_refuses_for_sure_withdraws_its_tombstone(
+    memory_on: ReferenceEngine, user: Any, soul: Any, status: int
 ) -> None:
     kept = add_memory(memory_on, SECRET, by=user)
-    memory_on.set_fault("error", status=503, paths=[f"/v1/souls/pippa/items/{kept}"])
+    memory_on.set_fault("error", status=status, paths=[f"/v1/souls/pippa/items/{kept}"])
 
     with pytest.raises(services.MemoryRefusal):
-        services.forget_item(soul=soul, user=user, item_id=kept)
+        changes.forget_item(soul=soul, user=user, item_id=kept)
 
     assert not ItemTombstone.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("fault", "options"),
+    [("error", {"status": 503}), ("throttle", {}), ("reset", {}), ("hang", {"seconds": 5})],
+)
+def test_a_forget_the_engine_did_not_confirm_keeps_its_tombstone(
+    memory_on: ReferenceEngine,
+    user: Any,
+    soul: Any,
+    configure: Any,
+    fault: str,
+    options: dict[str, Any],
+) -> None:
+    configure(MANAGE_BUDGET=1.0)
+    kept = add_memory(memory_on, SECRET, by=user)
+    memory_on.set_fault(fault, paths=[f"/v1/souls/pippa/items/{kept}"], **options)
+
+    changed = changes.forget_item(soul=soul, user=user, item_id=kept)
+
+    assert not changed.confirmed
+    assert list(ItemTombstone.objects.values_list("item_id", "spared_viewer")) == [(kept, "")]

@@ -185,14 +185,14 @@ def test_forgetting_a_member_repins_every_chat_whose_block_held_anything_they_sa
         assert conversation.pin_records.get().reason == "forgotten"
 
 
-def test_a_forget_the_engine_did_not_confirm_repins_nothing_and_keeps_every_block(
+def test_a_forget_the_engine_refused_repins_nothing_and_keeps_every_block(
     memory_on: ReferenceEngine, user: Any, make_conversation: Any
 ) -> None:
     item = add_memory(memory_on, "The spare key is under the blue pot.", by=user)
     holds = make_conversation(viewer=user)
     pinned(holds, revision="r1", items=[item])
     before = pin_state(holds)
-    memory_on.set_fault("error", status=500, paths=["/v1/souls/pippa/items/"])
+    memory_on.set_fault("error", status=400, paths=["/v1/souls/pippa/items/"])
 
     response = api_as(user).delete(f"/api/memory/items/{item}/?soul=pippa")
 

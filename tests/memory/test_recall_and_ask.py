@@ -112,7 +112,7 @@ def test_an_answer_rides_exactly_one_turn_and_is_never_written_into_the_conversa
     assert "Your memory answered" not in canonical_json(list(Message.objects.values("content")))
 
 
-def test_an_answer_whose_acknowledgement_failed_rides_the_next_turn_instead(
+def test_an_answer_whose_acknowledgement_failed_rides_once_and_is_acknowledged_again(
     memory_on: ReferenceEngine, conversation: Conversation, sent_requests: list[Any]
 ) -> None:
     memory_on.state.remember("pippa", "The plumber's number is 0117-555.")
@@ -125,11 +125,14 @@ def test_an_answer_whose_acknowledgement_failed_rides_the_next_turn_instead(
     )
     run_turn(conversation=conversation, text="second")  # rides, but the ack fails
     memory_on.reset()
-    run_turn(conversation=conversation, text="third")  # rides again, acknowledged
+    run_turn(conversation=conversation, text="third")  # offered again: only acknowledged
     run_turn(conversation=conversation, text="fourth")  # gone
 
     rode = ["0117-555" in r["messages"][-1]["content"][1]["text"] for r in sent_requests[-4:]]
-    assert rode == [False, True, True, False]
+    assert rode == [False, True, False, False]
+    acks = [r for r in memory_on.received if r["path"].endswith("/answers/ack")]
+    assert len(acks) == 2
+    assert PendingAsk.objects.get().answered_at is not None
 
 
 def test_no_answers_are_fetched_when_no_question_is_out(

@@ -56,7 +56,7 @@ def test_a_background_answer_is_shown_under_the_reply_it_rode_and_no_other(
     )
 
 
-def test_an_answer_that_rides_again_stays_under_the_first_reply_it_rode(
+def test_an_answer_whose_acknowledgement_failed_stays_under_the_one_reply_it_rode(
     memory_on: ReferenceEngine, conversation: Conversation, auth_client: APIClient
 ) -> None:
     memory_on.state.remember("pippa", KEY)
@@ -66,11 +66,14 @@ def test_an_answer_that_rides_again_stays_under_the_first_reply_it_rode(
     )
     first = send(auth_client, conversation, "first")  # rides; the acknowledgement fails
     memory_on.reset()
-    second = send(auth_client, conversation, "second")  # rides again, acknowledged
+    second = send(auth_client, conversation, "second")  # never rides again; acknowledged
 
-    assert "spare key" in second["assistant"]["content"]
+    assert "spare key" in first["assistant"]["content"]
+    assert "spare key" not in second["assistant"]["content"]
     assert [n["text"] for n in first["assistant"]["notes"]] == [NOTE]
     assert second["assistant"]["notes"] == []
+    acks = [r for r in memory_on.received if r["path"].endswith("/answers/ack")]
+    assert len(acks) == 2
 
 
 def test_a_recall_that_finds_a_remember_on_its_way_says_so_under_the_reply(
