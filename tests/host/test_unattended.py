@@ -198,7 +198,7 @@ def test_the_stream_page_shows_unattended_posts_newest_first_in_the_households_w
 
 
 def test_a_failed_run_says_so_in_plain_words(
-    make_job: Any, user: Any, monkeypatch: pytest.MonkeyPatch
+    make_job: Any, user: Any, make_user: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", FailingAdapter)
     make_job(name="Morning note")
@@ -211,7 +211,14 @@ def test_a_failed_run_says_so_in_plain_words(
     assert run.outcome == "failed"
     assert "Pippa was to write “Morning note” at" in page
     assert "but could not." in page
-    assert f"What went wrong: {run.error}" in page
+    # A member reads plain words; the raw error (a vessel's, a provider's) is for whoever runs
+    # the household's settings.
+    assert "Pippa could not write this one." in page
+    assert run.error not in page
+    keeper = make_user("keeper")
+    keeper.user_permissions.add(Permission.objects.get(codename="add_unattendedrun"))
+    client.force_login(keeper)
+    assert f"What went wrong: {run.error}" in client.get("/stream/").content.decode()
 
 
 def test_only_an_account_that_may_add_unattended_runs_wakes_a_soul_from_the_page(
