@@ -68,19 +68,37 @@ def shows_block_text(request: HttpRequest, viewer: str) -> bool:
     return not viewer or viewer == member_id(request.user)
 
 
-@admin.register(MemoryBlock)
-class MemoryBlockAdmin(ReadOnlyRecordAdmin):
-    list_display = ["soul", "revision", "viewer", "sha256", "fetched_at"]
-    list_filter = ["soul", "fetched_at"]
-    fields = ["soul", "revision", "viewer", "sha256", "fetched_at", "items", "text"]
+class BlockTextWithheld:
+    """An admin whose ``block_field`` holds a block's text: staff other than the member it was
+    rendered for see ``withheld_field`` in its place (:func:`shows_block_text`)."""
 
-    def get_fields(self, request: HttpRequest, obj: MemoryBlock | None = None) -> list[str]:
-        if obj is not None and not shows_block_text(request, obj.viewer):
-            return [name if name != "text" else "text_withheld" for name in self.fields]
+    fields: list[str]
+    block_field: str
+    withheld_field: str
+
+    def block_viewer(self, obj: Any) -> str:
+        """The member id the object's block was rendered for; blank for a household-only block."""
+        raise NotImplementedError
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        if obj is not None and not shows_block_text(request, self.block_viewer(obj)):
+            withheld = self.withheld_field
+            return [withheld if name == self.block_field else name for name in self.fields]
         return list(self.fields)
 
     def get_readonly_fields(self, request: HttpRequest, obj: object = None) -> list[str]:
-        return [*super().get_readonly_fields(request, obj), "text_withheld"]
+        return [*super().get_readonly_fields(request, obj), self.withheld_field]  # type: ignore[misc]
+
+
+@admin.register(MemoryBlock)
+class MemoryBlockAdmin(BlockTextWithheld, ReadOnlyRecordAdmin):
+    list_display = ["soul", "revision", "viewer", "sha256", "fetched_at"]
+    list_filter = ["soul", "fetched_at"]
+    fields = ["soul", "revision", "viewer", "sha256", "fetched_at", "items", "text"]
+    block_field, withheld_field = "text", "text_withheld"
+
+    def block_viewer(self, obj: MemoryBlock) -> str:
+        return obj.viewer
 
     @admin.display(description="text")
     def text_withheld(self, block: MemoryBlock) -> str:
@@ -96,25 +114,20 @@ class RepinForm(forms.Form):
 
 
 @admin.register(ConversationPin)
-class ConversationPinAdmin(ConversationSiteLink, ReadOnlyRecordAdmin):
+class ConversationPinAdmin(ConversationSiteLink, BlockTextWithheld, ReadOnlyRecordAdmin):
     list_display = ["__str__", "soul", "viewer", "kind", "pinned_head", "pinned_at"]
     list_filter = ["soul", "kind", "pinned_at"]
     search_fields = ["id"]
     fields = ["id", "soul", "viewer", "kind", "temporary", "pinned_head", "pinned_at", "block"]
     readonly_fields = fields
+    block_field, withheld_field = "block", "block_withheld"
     actions = ["repin_at_next_turn"]
 
     def has_repin_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("pippa_memory.repin_conversation")
 
-    def get_fields(self, request: HttpRequest, obj: ConversationPin | None = None) -> list[str]:
-        viewer = str(obj.viewer_id) if obj is not None and obj.viewer_id is not None else ""
-        if obj is not None and not shows_block_text(request, viewer):
-            return [name if name != "block" else "block_withheld" for name in self.fields]
-        return list(self.fields)
-
-    def get_readonly_fields(self, request: HttpRequest, obj: object = None) -> list[str]:
-        return [*super().get_readonly_fields(request, obj), "block_withheld"]
+    def block_viewer(self, obj: ConversationPin) -> str:
+        return str(obj.viewer_id) if obj.viewer_id is not None else ""
 
     @admin.display(description="pinned block")
     def block_withheld(self, conversation: ConversationPin) -> str:

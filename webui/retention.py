@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from webui.conf import webui_settings
@@ -29,21 +30,26 @@ PRUNE_CHORE = "prune"
 
 _UNATTENDED = Conversation.Kind.JOB, Conversation.Kind.WAKE
 
+
+def unattended_window(label: str, rows: Callable[[datetime], QuerySet[Any]]) -> PruneWindow:
+    """A window of ``PRUNE_UNATTENDED_RUNS_DAYS``: one setting keeps a run and its conversation
+    for the same time, counted from when the run started."""
+    return PruneWindow(
+        label=label,
+        rule="started more than {window} ago",
+        setting="PRUNE_UNATTENDED_RUNS_DAYS",
+        rows=rows,
+    )
+
+
 #: The host's own rows and their windows (``WEBUI_PRUNE_*_DAYS``).
 HOST_WINDOWS = (
-    PruneWindow(
-        label="unattended conversations",
-        rule="started more than {window} ago",
-        setting="PRUNE_UNATTENDED_RUNS_DAYS",
-        rows=lambda cutoff: Conversation.objects.filter(
-            kind__in=_UNATTENDED, created_at__lt=cutoff
-        ),
+    unattended_window(
+        "unattended conversations",
+        lambda cutoff: Conversation.objects.filter(kind__in=_UNATTENDED, created_at__lt=cutoff),
     ),
-    PruneWindow(
-        label="unattended runs",
-        rule="started more than {window} ago",
-        setting="PRUNE_UNATTENDED_RUNS_DAYS",
-        rows=lambda cutoff: UnattendedRun.objects.filter(started_at__lt=cutoff),
+    unattended_window(
+        "unattended runs", lambda cutoff: UnattendedRun.objects.filter(started_at__lt=cutoff)
     ),
     PruneWindow(
         label="temporary conversations",

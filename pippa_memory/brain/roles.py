@@ -11,13 +11,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+
+def closed_object(properties: dict[str, Any], *, optional: tuple[str, ...] = ()) -> dict[str, Any]:
+    """An object schema of ``properties`` and no others, each required but the ``optional`` ones
+    (output schemas have none: structured modes require every property)."""
+    return {
+        "type": "object",
+        "required": [name for name in properties if name not in optional],
+        "additionalProperties": False,
+        "properties": properties,
+    }
+
+
 # Items and facts are identified by id as a set: an id given twice is one item (the first text).
-ID_TEXT = {
-    "type": "object",
-    "required": ["id", "text"],
-    "additionalProperties": False,
-    "properties": {"id": {"type": "string", "minLength": 1}, "text": {"type": "string"}},
-}
+ID_TEXT = closed_object({"id": {"type": "string", "minLength": 1}, "text": {"type": "string"}})
 
 
 @dataclass(frozen=True)
@@ -44,16 +51,13 @@ def no_problems(data: dict[str, Any]) -> dict[str, str]:
 
 
 def _decide_output(data: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "required": ["choice", "confidence", "reason"],
-        "additionalProperties": False,
-        "properties": {
+    return closed_object(
+        {
             "choice": {"type": "string", "enum": list(data["options"])},
             "confidence": {"type": "number"},
             "reason": {"type": "string"},
-        },
-    }
+        }
+    )
 
 
 def _decide_problems(data: dict[str, Any], output: dict[str, Any]) -> list[str]:
@@ -73,11 +77,8 @@ DECIDE = Role(
         "Decide the question by choosing exactly one of the options. Give your confidence as a "
         "number from 0 to 1 and a short reason."
     ),
-    input_schema={
-        "type": "object",
-        "required": ["question", "options"],
-        "additionalProperties": False,
-        "properties": {
+    input_schema=closed_object(
+        {
             "question": {"type": "string", "minLength": 1, "maxLength": 4000},
             "options": {
                 "type": "array",
@@ -88,7 +89,8 @@ DECIDE = Role(
             },
             "context": {"type": "string", "maxLength": 20000},
         },
-    },
+        optional=("context",),
+    ),
     output_schema=_decide_output,
     input_problems=no_problems,
     output_problems=_decide_problems,
@@ -104,12 +106,7 @@ DECIDE = Role(
 
 def _curate_output(data: dict[str, Any]) -> dict[str, Any]:
     ids = {"type": "array", "items": {"type": "string"}}
-    return {
-        "type": "object",
-        "required": ["keep", "drop", "notes"],
-        "additionalProperties": False,
-        "properties": {"keep": ids, "drop": ids, "notes": {"type": "string"}},
-    }
+    return closed_object({"keep": ids, "drop": ids, "notes": {"type": "string"}})
 
 
 def _curate_problems(data: dict[str, Any], output: dict[str, Any]) -> list[str]:
@@ -138,15 +135,12 @@ CURATE = Role(
         "Curate the items for the goal: put every item's id in exactly one of keep or drop, and say "
         "briefly why in notes."
     ),
-    input_schema={
-        "type": "object",
-        "required": ["goal", "items"],
-        "additionalProperties": False,
-        "properties": {
+    input_schema=closed_object(
+        {
             "goal": {"type": "string", "minLength": 1, "maxLength": 4000},
             "items": {"type": "array", "minItems": 1, "maxItems": 200, "items": ID_TEXT},
-        },
-    },
+        }
+    ),
     output_schema=_curate_output,
     input_problems=no_problems,
     output_problems=_curate_problems,
@@ -161,15 +155,9 @@ CURATE = Role(
 
 
 def _assemble_output(data: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "required": ["block", "used"],
-        "additionalProperties": False,
-        "properties": {
-            "block": {"type": "string"},
-            "used": {"type": "array", "items": {"type": "string"}},
-        },
-    }
+    return closed_object(
+        {"block": {"type": "string"}, "used": {"type": "array", "items": {"type": "string"}}}
+    )
 
 
 def _assemble_problems(data: dict[str, Any], output: dict[str, Any]) -> list[str]:
@@ -203,16 +191,13 @@ ASSEMBLE = Role(
         "Assemble a block of text for the purpose from the facts, within budget_chars characters, "
         "and list the ids of the facts you used."
     ),
-    input_schema={
-        "type": "object",
-        "required": ["purpose", "facts", "budget_chars"],
-        "additionalProperties": False,
-        "properties": {
+    input_schema=closed_object(
+        {
             "purpose": {"type": "string", "minLength": 1, "maxLength": 4000},
             "facts": {"type": "array", "maxItems": 200, "items": ID_TEXT},
             "budget_chars": {"type": "integer", "minimum": 1, "maximum": 100000},
-        },
-    },
+        }
+    ),
     output_schema=_assemble_output,
     input_problems=no_problems,
     output_problems=_assemble_problems,

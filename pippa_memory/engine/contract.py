@@ -17,178 +17,102 @@ REVISION = {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,100}$"}
 TEXT = {"type": "string"}
 TEXT_OR_NULL = {"type": ["string", "null"]}
 SCOPE = {"enum": ["private", "household"]}
-MEMBER = {
-    "type": "object",
-    "required": ["member", "name"],
-    "properties": {"member": {"type": "string", "minLength": 1}, "name": TEXT},
-}
+COUNT = {"type": "integer", "minimum": 0}
+IDS = {"type": "array", "items": TEXT}
 
-ITEM: dict[str, Any] = {
-    "type": "object",
-    "required": ["id", "text", "at", "scope", "said_by", "source"],
-    "properties": {
+
+def all_required(properties: dict[str, Any]) -> dict[str, Any]:
+    """An object schema of ``properties``, each of them required: every object in the contract
+    requires all of its fields, so each schema names them once."""
+    return {"type": "object", "required": list(properties), "properties": properties}
+
+
+MEMBER = all_required({"member": {"type": "string", "minLength": 1}, "name": TEXT})
+
+ITEM: dict[str, Any] = all_required(
+    {
         "id": {"type": "string", "minLength": 1},
         "text": TEXT,
         "at": TEXT,
         "scope": SCOPE,
         "said_by": {"oneOf": [{"type": "null"}, MEMBER]},
-        "source": {
-            "type": "object",
-            "required": ["conversation", "message", "tool_use"],
-            "properties": {
-                "conversation": TEXT_OR_NULL,
-                "message": TEXT_OR_NULL,
-                "tool_use": TEXT_OR_NULL,
-            },
-        },
-    },
-}
+        "source": all_required(
+            {"conversation": TEXT_OR_NULL, "message": TEXT_OR_NULL, "tool_use": TEXT_OR_NULL}
+        ),
+    }
+)
 """One memory item, wherever it appears: who said it (null: an unattended run) and where."""
 
-BLOCK: dict[str, Any] = {
-    "type": "object",
-    "required": ["soul", "revision", "viewer", "block", "items"],
-    "properties": {
-        "soul": TEXT,
-        "revision": REVISION,
-        "viewer": TEXT_OR_NULL,
-        "block": TEXT,
-        "items": {"type": "array", "items": TEXT},
-    },
-}
+BLOCK: dict[str, Any] = all_required(
+    {"soul": TEXT, "revision": REVISION, "viewer": TEXT_OR_NULL, "block": TEXT, "items": IDS}
+)
 """A rendered block of one revision for one viewer, with the ids of the items it holds."""
 
-RECALL: dict[str, Any] = {
-    "type": "object",
-    "required": ["match", "items", "fallback"],
-    "properties": {
+RECALL: dict[str, Any] = all_required(
+    {
         "match": {"enum": ["exact", "fallback"]},
         "items": {"type": "array", "items": ITEM},
         "fallback": {
-            "oneOf": [
-                {"type": "null"},
-                {
-                    "type": "object",
-                    "required": ["from", "to", "reason"],
-                    "properties": {"from": TEXT, "to": TEXT, "reason": TEXT},
-                },
-            ]
+            "oneOf": [{"type": "null"}, all_required({"from": TEXT, "to": TEXT, "reason": TEXT})]
         },
-    },
-}
+    }
+)
 
-ITEMS: dict[str, Any] = {
-    "type": "object",
-    "required": ["items", "next", "revision"],
-    "properties": {
-        "items": {"type": "array", "items": ITEM},
-        "next": TEXT_OR_NULL,
-        "revision": REVISION,
-    },
-}
+ITEMS: dict[str, Any] = all_required(
+    {"items": {"type": "array", "items": ITEM}, "next": TEXT_OR_NULL, "revision": REVISION}
+)
 """One page of the items a viewer may see, newest first; ``next`` is the cursor of the next."""
 
-MEMBERS: dict[str, Any] = {
-    "type": "object",
-    "required": ["members", "revision"],
-    "properties": {
+MEMBERS: dict[str, Any] = all_required(
+    {
         "members": {
             "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["member", "name", "private_items"],
-                "properties": {
-                    "member": TEXT,
-                    "name": TEXT,
-                    "private_items": {"type": "integer", "minimum": 0},
-                },
-            },
+            "items": all_required({"member": TEXT, "name": TEXT, "private_items": COUNT}),
         },
         "revision": REVISION,
-    },
-}
+    }
+)
 """Each member's count of private items (never their text), for staff."""
 
-ITEM_FOUND: dict[str, Any] = {
-    "type": "object",
-    "required": ["item", "revision"],
-    "properties": {"item": ITEM, "revision": REVISION},
-}
+ITEM_FOUND: dict[str, Any] = all_required({"item": ITEM, "revision": REVISION})
 """Version 3: one item the viewer may see, found by its id, and the head revision."""
 
-FORGOTTEN: dict[str, Any] = {
-    "type": "object",
-    "required": ["forgotten", "revision"],
-    "properties": {"forgotten": TEXT, "revision": REVISION},
-}
+FORGOTTEN: dict[str, Any] = all_required({"forgotten": TEXT, "revision": REVISION})
 
-RESCOPED: dict[str, Any] = {
-    "type": "object",
-    "required": ["item", "revision"],
-    "properties": {"item": ITEM, "revision": REVISION},
-}
+RESCOPED: dict[str, Any] = all_required({"item": ITEM, "revision": REVISION})
 
-FORGOTTEN_MEMBER: dict[str, Any] = {
-    "type": "object",
-    "required": ["forgotten", "ids", "revision"],
-    "properties": {
-        "forgotten": {"type": "integer", "minimum": 0},
-        "ids": {"type": "array", "items": TEXT},
-        "revision": REVISION,
-    },
-}
+FORGOTTEN_MEMBER: dict[str, Any] = all_required(
+    {"forgotten": COUNT, "ids": IDS, "revision": REVISION}
+)
 """How many items a member's forget took, and (version 3) exactly which."""
 
-ASK: dict[str, Any] = {
-    "type": "object",
-    "required": ["ask_id"],
-    "properties": {"ask_id": {"type": "string", "minLength": 1}},
-}
+ASK: dict[str, Any] = all_required({"ask_id": {"type": "string", "minLength": 1}})
 
-ANSWERS: dict[str, Any] = {
-    "type": "object",
-    "required": ["answers"],
-    "properties": {
+ANSWERS: dict[str, Any] = all_required(
+    {
         "answers": {
             "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["id", "ask_id", "question", "answer", "answered_at"],
-                "properties": {
-                    "id": TEXT,
-                    "ask_id": TEXT,
-                    "question": TEXT,
-                    "answer": TEXT,
-                    "answered_at": TEXT,
-                },
-            },
+            "items": all_required(
+                {"id": TEXT, "ask_id": TEXT, "question": TEXT, "answer": TEXT, "answered_at": TEXT}
+            ),
         }
-    },
-}
+    }
+)
 
-BRIEF: dict[str, Any] = {
-    "type": "object",
-    "required": ["brief", "revision", "items", "viewer"],
-    "properties": {
-        "brief": TEXT,
-        "revision": REVISION,
-        "items": {"type": "array", "items": TEXT},
-        "viewer": {"type": "null"},
-    },
-}
+BRIEF: dict[str, Any] = all_required(
+    {"brief": TEXT, "revision": REVISION, "items": IDS, "viewer": {"type": "null"}}
+)
 """A wake's brief, with (version 3) the ids of the items it was built from; never for a viewer."""
 
-BUNDLE: dict[str, Any] = {
-    "type": "object",
-    "required": ["bundle", "revision", "sha256", "items", "viewer"],
-    "properties": {
+BUNDLE: dict[str, Any] = all_required(
+    {
         "bundle": TEXT,
         "revision": REVISION,
         "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
-        "items": {"type": "array", "items": TEXT},
+        "items": IDS,
         "viewer": {"type": "null"},
-    },
-}
+    }
+)
 """A job's bundle, with (version 3) the ids of the items it was built from; never for a viewer."""
 
 

@@ -9,6 +9,8 @@ from typing import Any
 from reference_engine.storage.database import Cursor
 
 ASK_COLUMNS = "id, soul, conversation, question, viewer, ready_at, answer_id, answer, answered_at"
+ASK_FIELDS = tuple(ASK_COLUMNS.split(", "))
+"""What an open ask is read as: a dict of these fields, one for each column."""
 
 
 def claim_event(cursor: Cursor, event_id: str, soul: str, received_at: str) -> bool:
@@ -43,13 +45,13 @@ def add_ask(cursor: Cursor, ask: dict[str, Any]) -> None:
 
 def open_asks(cursor: Cursor, conversation: str) -> list[dict[str, Any]]:
     """The conversation's unacknowledged asks, oldest first."""
-    rows = cursor.run(
+    sql = (
         f"SELECT {ASK_COLUMNS} FROM engine_asks WHERE conversation = ? AND acked = 0 "
-        "ORDER BY asked_at, id",
-        [conversation],
-    ).all()
-    names = [name.strip() for name in ASK_COLUMNS.split(",")]
-    return [dict(zip(names, row, strict=True)) for row in rows]
+        "ORDER BY asked_at, id"
+    )
+    return [
+        dict(zip(ASK_FIELDS, row, strict=True)) for row in cursor.run(sql, [conversation]).all()
+    ]
 
 
 def write_answer(cursor: Cursor, ask_id: str, answer_id: str, answer: str, at: str) -> bool:

@@ -1,29 +1,23 @@
+"""The host's JSON API, mounted at ``api/``: conversations, their messages and turns, the ledger."""
+
 from django.urls import path
 
 from webui.api import views
 from webui.ledger import api as ledger
 
+#: Each route under one conversation (``conversations/<id>/``): its tail, its view, its name.
+CONVERSATION_ROUTES = (
+    ("", views.ConversationDetailView, "api-conversation"),
+    ("messages/", views.MessageListView, "api-messages"),
+    ("retry/", views.RetryView, "api-retry"),
+    ("stop/", views.StopView, "api-stop"),
+)
+
 urlpatterns = [
     path("conversations/", views.ConversationListView.as_view(), name="api-conversations"),
-    path(
-        "conversations/<uuid:conversation_id>/",
-        views.ConversationDetailView.as_view(),
-        name="api-conversation",
-    ),
-    path(
-        "conversations/<uuid:conversation_id>/messages/",
-        views.MessageListView.as_view(),
-        name="api-messages",
-    ),
-    path(
-        "conversations/<uuid:conversation_id>/retry/",
-        views.RetryView.as_view(),
-        name="api-retry",
-    ),
-    path(
-        "conversations/<uuid:conversation_id>/stop/",
-        views.StopView.as_view(),
-        name="api-stop",
+    *(
+        path(f"conversations/<uuid:conversation_id>/{tail}", view.as_view(), name=name)
+        for tail, view, name in CONVERSATION_ROUTES
     ),
     path("ledger/", ledger.LedgerView.as_view(), name="api-ledger"),
 ]

@@ -28,9 +28,9 @@ from webui.turns.events import (
     TurnResult,
     TurnStarted,
 )
-from webui.turns.lock import TurnBusy, TurnLock, TurnLost, claim_turn, release_turn
+from webui.turns.lock import TurnBusy, TurnLost, claim_turn, release_turn
 from webui.turns.saving import save_reply, save_user_message
-from webui.turns.vessel_loop import reply_events
+from webui.turns.vessel_loop import TurnControl, reply_events
 
 __all__ = ["StopSignal", "TurnError", "TurnResult", "retry_turn", "run_turn", "stream_turn"]
 
@@ -120,9 +120,7 @@ def locked_turn_events(
             conversation=conversation,
             text=text,
             user_message=user_message,
-            lock=lock,
-            stop=stop,
-            streamed=streamed,
+            control=TurnControl(lock=lock, stop=stop, streamed=streamed),
         )
     finally:
         release_turn(lock)
@@ -172,24 +170,22 @@ def saved_turn_events(
     conversation: Conversation,
     text: str | None,
     user_message: Message | None,
-    lock: TurnLock,
-    stop: StopSignal,
-    streamed: bool,
+    control: TurnControl,
 ) -> Generator[TurnEvent, None, TurnDone | TurnFailed]:
     """Start, answer and save the turn; returns its last event for the caller to yield."""
     try:
         message = message_to_answer(conversation=conversation, text=text, user_message=user_message)
     except TurnError as error:
         return TurnFailed(error)
-    yield TurnStarted(turn_id=lock.turn_id, user_message=message)
+    yield TurnStarted(turn_id=control.lock.turn_id, user_message=message)
     turn = TurnContext(
         conversation=conversation,
         user_message=message,
         first_turn=conversation.offered_tools is None,
     )
     try:
-        reply = yield from reply_events(turn=turn, lock=lock, stop=stop, streamed=streamed)
-        lock.renew()  # only the lock's holder saves the reply
+        reply = yield from reply_events(turn=turn, control=control)
+        control.lock.renew()  # only the lock's holder saves the reply
     except TurnError as error:
         return TurnFailed(error)
     except TurnLost:

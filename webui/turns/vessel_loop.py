@@ -47,8 +47,18 @@ class TurnReply:
     call: VesselCall | None = None
 
 
+@dataclass(frozen=True)
+class TurnControl:
+    """What steers a running turn from outside its vessel calls: the conversation's lock (its
+    lease renewed as the turn runs), the stop signal, and whether the vessel's reply streams."""
+
+    lock: TurnLock
+    stop: StopSignal
+    streamed: bool
+
+
 def reply_events(
-    *, turn: TurnContext, lock: TurnLock, stop: StopSignal, streamed: bool
+    *, turn: TurnContext, control: TurnControl
 ) -> Generator[TurnEvent, None, TurnReply]:
     """Settle the pins, assemble, and stream the vessel's rounds; vault and vessel failures
     become a :class:`TurnError` that keeps the user message."""
@@ -64,18 +74,10 @@ def reply_events(
             adapter=adapter,
             causes=causes,
         )
-        return (
-            yield from vessel_rounds(
-                adapter=adapter,
-                prompt=prompt,
-                tools=tools,
-                turn=turn,
-                ledger=ledger,
-                lock=lock,
-                stop=stop,
-                streamed=streamed,
-            )
+        replying = vessel_rounds(
+            adapter=adapter, prompt=prompt, tools=tools, turn=turn, ledger=ledger, control=control
         )
+        return (yield from replying)
     except VaultError as exc:
         error = TurnError(
             code="vault_unavailable",
@@ -103,15 +105,14 @@ def vessel_rounds(
     tools: list[ToolDefinition],
     turn: TurnContext,
     ledger: TurnLedger,
-    lock: TurnLock,
-    stop: StopSignal,
-    streamed: bool,
+    control: TurnControl,
 ) -> Generator[TurnEvent, None, TurnReply]:
     """Call the vessel until it answers without tool calls, the round limit is reached, or the
     turn is stopped. Rounds an earlier attempt saved are replayed, not run again; each new round
     is saved as soon as its tools have run, with its call's ledger row (the last call's row goes
     with the reply)."""
     max_rounds = webui_settings.MAX_TOOL_ROUNDS
+    lock, stop = control.lock, control.stop
     rounds: list[ToolRound] = []
     usage = normalised_usage()
     for tool_round, round_usage in saved_tool_rounds(turn.user_message):
@@ -125,7 +126,7 @@ def vessel_rounds(
         if stop.is_set() or lock.poll(now=True):
             return TurnReply(text="", rounds=rounds, usage=usage, stopped=True)
         reply, partial = yield from streamed_reply(
-            adapter=adapter, prompt=prompt, tools=tools, lock=lock, stop=stop, streamed=streamed
+            adapter=adapter, prompt=prompt, tools=tools, control=control
         )
         call = ledger.call(
             prompt=prompt,
@@ -163,13 +164,11 @@ def streamed_reply(
     adapter: VesselAdapter,
     prompt: Prompt,
     tools: list[ToolDefinition],
-    lock: TurnLock,
-    stop: StopSignal,
-    streamed: bool,
+    control: TurnControl,
 ) -> Generator[TurnEvent, None, tuple[VesselReply | None, str]]:
     """One vessel call, streamed or whole: ``(reply, text)`` when it completed, ``(None, text so
     far)`` when the turn was stopped (the stream is closed then, ending the provider's response)."""
-    if streamed:
+    if control.streamed:
         stream = adapter.stream(prompt=prompt, tools=tools)
     else:
         stream = whole_reply(adapter=adapter, prompt=prompt, tools=tools)
@@ -181,8 +180,8 @@ def streamed_reply(
             if isinstance(event, TextDelta):
                 pieces.append(event.text)
                 yield Delta(event.text)
-            if stop.is_set() or lock.poll():
-                stop.set()
+            if control.stop.is_set() or control.lock.poll():
+                control.stop.set()
                 return None, replace_lone_surrogates("".join(pieces))
     finally:
         close = getattr(stream, "close", None)

@@ -14,7 +14,7 @@ from webui.prompt.types import Prompt, ToolDefinition, ToolUse
 from webui.text.canonical import canonical_json
 from webui.vessels.base import Message, VesselReply, normalised_usage
 from webui.vessels.errors import error_member
-from webui.vessels.openai import ChatRolesAdapter, function_calls, function_tools
+from webui.vessels.openai import ChatRolesAdapter, chat_reply, function_tools
 from webui.vessels.streaming import PartialEvent, StreamParser
 
 
@@ -89,16 +89,11 @@ class OllamaAdapter(ChatRolesAdapter):
         return {"format": schema}
 
     def parse_response(self, response: Any, *, prompt: Prompt) -> VesselReply:
-        message = response.get("message") or {}
-        calls = function_calls(message, prompt=prompt)
-        return VesselReply(
-            text=message.get("content") or "",
-            tool_calls=calls,
-            usage=normalised_usage(
-                input_tokens=response.get("prompt_eval_count") or 0,
-                output_tokens=response.get("eval_count") or 0,
-            ),
+        usage = normalised_usage(
+            input_tokens=response.get("prompt_eval_count") or 0,
+            output_tokens=response.get("eval_count") or 0,
         )
+        return chat_reply(response.get("message") or {}, prompt=prompt, usage=usage)
 
     def error_message(self, body: Any) -> tuple[str | None, str | None]:
         error = error_member(body)

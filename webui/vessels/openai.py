@@ -52,6 +52,13 @@ def function_calls(message: dict[str, Any], *, prompt: Prompt) -> tuple[ToolCall
     )
 
 
+def chat_reply(message: dict[str, Any], *, prompt: Prompt, usage: dict[str, int]) -> VesselReply:
+    """The reply in an OpenAI Chat shape answer's ``message`` (Ollama's too): its content as the
+    text, its tool calls (:func:`function_calls`), with the ``usage`` the provider counted."""
+    text = message.get("content") or ""
+    return VesselReply(text=text, tool_calls=function_calls(message, prompt=prompt), usage=usage)
+
+
 class ChatCompletionStream(StreamParser):
     """OpenAI Chat Completions chunks (and OpenAI-compatible servers'), assembled into the
     completion they describe.
@@ -201,22 +208,18 @@ class OpenAIAdapter(ChatRolesAdapter):
     def parse_response(self, response: Any, *, prompt: Prompt) -> VesselReply:
         choices = response.get("choices") or [{}]
         message = choices[0].get("message") or {}
-        calls = function_calls(message, prompt=prompt)
         usage = response.get("usage") or {}
         details = usage.get("prompt_tokens_details") or {}
         cached = details.get("cached_tokens")
         if cached is None:
             # llama.cpp's OpenAI endpoint on older builds reports the reused prefix here instead.
             cached = (response.get("timings") or {}).get("cache_n") or 0
-        return VesselReply(
-            text=message.get("content") or "",
-            tool_calls=calls,
-            usage=normalised_usage(
-                input_tokens=usage.get("prompt_tokens") or 0,
-                output_tokens=usage.get("completion_tokens") or 0,
-                cached_input_tokens=cached,
-            ),
+        counted = normalised_usage(
+            input_tokens=usage.get("prompt_tokens") or 0,
+            output_tokens=usage.get("completion_tokens") or 0,
+            cached_input_tokens=cached,
         )
+        return chat_reply(message, prompt=prompt, usage=counted)
 
     def error_message(self, body: Any) -> tuple[str | None, str | None]:
         error = error_member(body)
