@@ -14,7 +14,7 @@ as long as it does.
 
 from datetime import datetime
 
-from django.db.models import CharField, Exists, OuterRef, Q, QuerySet, Value
+from django.db.models import CharField, Exists, Model, OuterRef, Q, QuerySet, Value
 from django.db.models.functions import Cast, Coalesce
 
 from pippa_memory.conf import memory_settings
@@ -22,13 +22,19 @@ from pippa_memory.models import BrainCall, ItemTombstone, MemoryBlock, OutboxEve
 from webui.models import Conversation
 from webui.prune_windows import PruneTarget, PruneWindow, targets_past_windows
 
-MEMORY_WINDOWS = (
-    PruneWindow(
-        label="brain-door audit rows",
+
+def written_before_window(label: str, setting: str, model: type[Model]) -> PruneWindow:
+    """The window of a model whose rows go once written (``created_at``) longer ago than it."""
+    return PruneWindow(
+        label=label,
         rule="older than {window}",
-        setting="PRUNE_BRAIN_CALLS_DAYS",
-        rows=lambda cutoff: BrainCall.objects.filter(created_at__lt=cutoff),
-    ),
+        setting=setting,
+        rows=lambda cutoff: model.objects.filter(created_at__lt=cutoff),
+    )
+
+
+MEMORY_WINDOWS = (
+    written_before_window("brain-door audit rows", "PRUNE_BRAIN_CALLS_DAYS", BrainCall),
     PruneWindow(
         label="delivered turn events",
         rule="delivered more than {window} ago",
@@ -45,12 +51,7 @@ MEMORY_WINDOWS = (
             Q(revived_at__isnull=True, created_at__lt=cutoff) | Q(revived_at__lt=cutoff)
         ),
     ),
-    PruneWindow(
-        label="forget tombstones",
-        rule="older than {window}",
-        setting="PRUNE_TOMBSTONES_DAYS",
-        rows=lambda cutoff: ItemTombstone.objects.filter(created_at__lt=cutoff),
-    ),
+    written_before_window("forget tombstones", "PRUNE_TOMBSTONES_DAYS", ItemTombstone),
     PruneWindow(
         label="memory blocks no conversation pins",
         rule="stored more than {window} ago",

@@ -208,19 +208,22 @@ class ItemListView(APIView):
         )
 
 
+def change_schema(answer: Any, *codes: int, request: Any = None) -> Any:
+    """The schema of a change to memory: ``answer`` with 200 when the engine confirmed it, and
+    with 202 when it did not and the change was treated as done for privacy; the error ``codes``."""
+    return extend_schema(
+        parameters=[SoulQuerySerializer],
+        request=request,
+        responses={200: answer, 202: answer, **errors(*codes)},
+    )
+
+
 class ItemView(APIView):
     """``DELETE``: forget the item. ``PATCH`` ``{"scope"}``: make it private or household."""
 
     serializer_class = ScopeSerializer
 
-    @extend_schema(
-        parameters=[SoulQuerySerializer],
-        responses={
-            200: ForgottenSerializer,
-            202: ForgottenSerializer,
-            **errors(400, 403, 404, 503),
-        },
-    )
+    @change_schema(ForgottenSerializer, 400, 403, 404, 503)
     def delete(self, request: Request, item_id: str) -> Response:
         soul = soul_of(request)
         try:
@@ -229,15 +232,7 @@ class ItemView(APIView):
             return refusal_response(refusal)
         return change_response(changed, forgotten=item_id)
 
-    @extend_schema(
-        parameters=[SoulQuerySerializer],
-        request=ScopeSerializer,
-        responses={
-            200: RescopedSerializer,
-            202: RescopedSerializer,
-            **errors(400, 403, 404, 409, 503),
-        },
-    )
+    @change_schema(RescopedSerializer, 400, 403, 404, 409, 503, request=ScopeSerializer)
     def patch(self, request: Request, item_id: str) -> Response:
         soul = soul_of(request)
         body = ScopeSerializer(data=request.data)
@@ -259,15 +254,7 @@ class MemberForgetView(APIView):
 
     serializer_class = serializers.Serializer
 
-    @extend_schema(
-        parameters=[SoulQuerySerializer],
-        request=None,
-        responses={
-            200: ForgottenMemberSerializer,
-            202: ForgottenMemberSerializer,
-            **errors(400, 403, 404, 503),
-        },
-    )
+    @change_schema(ForgottenMemberSerializer, 400, 403, 404, 503)
     def post(self, request: Request, member: str) -> Response:
         soul = soul_of(request)
         try:

@@ -59,6 +59,16 @@ def recall_item(item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def conversation_body(conversation: Conversation, **fields: Any) -> dict[str, Any]:
+    """A verb's request to the engine: the soul, the conversation and its viewer, and ``fields``."""
+    return {
+        "soul": conversation.soul.slug,
+        "conversation": str(conversation.id),
+        "viewer": viewer_id(conversation),
+        **fields,
+    }
+
+
 def recall(*, conversation: Conversation, text: str, budget: float) -> dict[str, Any]:
     """Ask the engine what the soul remembers about ``text`` that the viewer may see; say so when
     it fell back, and name what this conversation noted that is still on its way to memory
@@ -70,13 +80,7 @@ def recall(*, conversation: Conversation, text: str, budget: float) -> dict[str,
     outcome = call_engine(
         "POST",
         "/v1/recall",
-        body={
-            "soul": conversation.soul.slug,
-            "conversation": str(conversation.id),
-            "viewer": viewer,
-            "query": text,
-            "limit": memory_settings.RECALL_LIMIT,
-        },
+        body=conversation_body(conversation, query=text, limit=memory_settings.RECALL_LIMIT),
         schema=contract.RECALL,
         budget=budget,
     )
@@ -125,12 +129,7 @@ def ask(*, conversation: Conversation, text: str, budget: float) -> dict[str, An
     outcome = call_engine(
         "POST",
         "/v1/asks",
-        body={
-            "soul": conversation.soul.slug,
-            "conversation": str(conversation.id),
-            "viewer": viewer_id(conversation),
-            "question": text,
-        },
+        body=conversation_body(conversation, question=text),
         schema=contract.ASK,
         budget=budget,
     )
