@@ -49,7 +49,10 @@ def test_staff_read_the_cache_bill_without_sideways_scrolling(
     drifts = page.locator("#bill-drifts")
     expect(drifts.locator(".drift-section")).to_have_text("memory")
     expect(drifts.locator(".drift-cause")).to_contain_text("staff re-pinned after a correction")
-    expect(page.locator("#bill-conversations")).to_contain_text("A rather long conversation")
+    # A conversation is named by soul, vessel and date there, never by its member's title.
+    conversations = page.locator("#bill-conversations")
+    expect(conversations).to_contain_text(f"{soul.name} via {offline_vessel.name}")
+    expect(conversations).not_to_contain_text("A rather long conversation")
     if SCREENSHOTS:
         page.screenshot(path=os.path.join(SCREENSHOTS, f"cache-{width}.png"), full_page=True)
     fits = page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
