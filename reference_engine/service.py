@@ -31,8 +31,17 @@ def open_state(url: str, *, answer_delay: float = 1.0) -> EngineState:
 class EngineService(BaseApplication):  # type: ignore[misc] - gunicorn ships no types
     """gunicorn, configured here rather than from its command line, serving one engine."""
 
-    def __init__(self, *, url: str, token: str, control: bool, options: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        *,
+        url: str,
+        token: str,
+        control: bool,
+        answer_delay: float,
+        options: dict[str, Any],
+    ) -> None:
         self.url, self.token, self.control, self.options = url, token, control, options
+        self.answer_delay = answer_delay
         super().__init__()
 
     def load_config(self) -> None:
@@ -40,11 +49,20 @@ class EngineService(BaseApplication):  # type: ignore[misc] - gunicorn ships no 
             self.cfg.set(name, value)
 
     def load(self) -> EngineApp:
-        return EngineApp(open_state(self.url), token=self.token, control=self.control)
+        state = open_state(self.url, answer_delay=self.answer_delay)
+        return EngineApp(state, token=self.token, control=self.control)
 
 
 def serve(
-    *, host: str, port: int, url: str, token: str, control: bool, threads: int = 8, workers: int = 1
+    *,
+    host: str,
+    port: int,
+    url: str,
+    token: str,
+    control: bool,
+    threads: int = 8,
+    workers: int = 1,
+    answer_delay: float = 1.0,
 ) -> None:
     """Serve the engine until stopped (SIGTERM or Ctrl-C)."""
     options = {
@@ -57,5 +75,9 @@ def serve(
         "accesslog": None,
         "loglevel": "warning",
         "proc_name": "pippa-memory-engine",
+        # gunicorn's control socket is a fixed path in the home folder: two sites would clash.
+        "control_socket_disable": True,
     }
-    EngineService(url=url, token=token, control=control, options=options).run()
+    EngineService(
+        url=url, token=token, control=control, answer_delay=answer_delay, options=options
+    ).run()

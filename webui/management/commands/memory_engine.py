@@ -50,6 +50,12 @@ class Command(BaseCommand):
             "--threads", type=int, default=8, help="Request threads in the gunicorn worker."
         )
         parser.add_argument(
+            "--answer-delay",
+            type=float,
+            default=1.0,
+            help="Seconds before the engine answers an ask (it answers on a later turn).",
+        )
+        parser.add_argument(
             "--seed-demo",
             action="store_true",
             help="Give the demo soul a few household memories, and one private to the demo "
@@ -75,6 +81,7 @@ class Command(BaseCommand):
             token=options["token"],
             control=options["control"],
             threads=options["threads"],
+            answer_delay=options["answer_delay"],
         )
 
     def seed_demo(self, engine: Any) -> None:
