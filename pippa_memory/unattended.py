@@ -5,8 +5,10 @@ that revision, so the same soul, job and revision always give the same bytes; a 
 carries the brief the engine curated. Both are built from household items only: a run has no
 member, so it asks for the head with no viewer, and the engine builds bundles and briefs from
 household items. Both are soft: with the engine absent the run goes ahead
-without them and its record says why; so does a job whose head holds an item forgotten here
-(``stale_block``: its bundle would hold it too); with memory off no engine call is made. Either way the run's
+without them and its record says why; so does a run whose bundle or brief holds an item
+forgotten here (``stale_block``): each names the ids of the items it was built from (contract
+version 3), checked against the tombstones before it is used. With memory off no engine call is
+made. Either way the run's
 conversation is pinned before its turn, through :func:`pippa_memory.pins.records.pin_conversation` like
 a chat's first turn.
 """
@@ -47,15 +49,17 @@ def attach(
     return {"source": source, "revision": revision, "sha256": digest}
 
 
+def holds_forgotten(conversation: Conversation, items: list[str]) -> bool:
+    """Whether a bundle or brief built from ``items`` holds one forgotten here, or made private
+    (a run has no viewer): its forget not confirmed, or not yet applied. It is not used."""
+    return bool(tombstoned_items(soul_id=conversation.soul_id, viewer="", items=items))
+
+
 def prepare_job(conversation: Conversation, run: UnattendedRun) -> dict[str, Any]:
     soul = conversation.soul.slug
     head = call_engine("GET", f"/v1/souls/{soul}/head", schema=contract.BLOCK)
     if not head.ok:
         return pin_absent(conversation, head.reason, head.latency_ms)
-    if tombstoned_items(soul_id=conversation.soul_id, viewer="", items=head.data["items"]):
-        # The bundle is built from the household items of this revision, one of which was
-        # forgotten here (its forget not confirmed, or not yet applied): the run goes without.
-        return pin_absent(conversation, STALE_BLOCK, head.latency_ms)
     revision = head.data["revision"]
     job = {"id": str(run.job_id or run.pk), "name": run.job.name if run.job else "job"}
     bundle = call_engine(
@@ -67,6 +71,8 @@ def prepare_job(conversation: Conversation, run: UnattendedRun) -> dict[str, Any
     if not bundle.ok:
         return pin_absent(conversation, bundle.reason, bundle.latency_ms)
     data = bundle.data
+    if holds_forgotten(conversation, data["items"]):
+        return pin_absent(conversation, STALE_BLOCK, bundle.latency_ms)
     text = data["bundle"]
     if data["revision"] != revision or hashlib.sha256(text.encode()).hexdigest() != data["sha256"]:
         return pin_absent(conversation, "bundle_mismatch", bundle.latency_ms)
@@ -86,6 +92,8 @@ def prepare_wake(conversation: Conversation, run: UnattendedRun) -> dict[str, An
     )
     if not brief.ok:
         return pin_absent(conversation, brief.reason, brief.latency_ms)
+    if holds_forgotten(conversation, brief.data["items"]):
+        return pin_absent(conversation, STALE_BLOCK, brief.latency_ms)
     if len(brief.data["brief"]) > memory_settings.MAX_BLOCK_CHARS:
         return pin_absent(conversation, "block_too_large", brief.latency_ms)
     return attach(

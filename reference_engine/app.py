@@ -123,7 +123,7 @@ class EngineApp:
             }
         )
         sock = environ.get("engine.socket") or environ.get("gunicorn.socket")
-        fault = self.faults.take(path)
+        fault = self.faults.take(path, method)
         if fault:
             instead = answer_instead(fault, self.faults, sock)
             if instead is not None:

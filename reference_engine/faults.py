@@ -6,7 +6,9 @@ and never answer), ``drip`` (one byte every ``seconds``), ``error`` (``status``,
 ``wrong_shape`` (or the given ``body``), ``oversized`` (a 2 MB answer), ``reset`` (process the
 request, then reset the connection without answering), ``lone_surrogate`` (the usual answer with
 ``"\\ud800"``, valid JSON, added to each string, or with ``fields`` only to those under these
-keys). ``paths`` limits a fault to path prefixes, and ``times`` to that many requests.
+keys). ``paths`` limits a fault to path prefixes, ``methods`` to those HTTP methods (so a
+forget's ``DELETE`` can fail while the item's lookup ``GET`` on the same path answers), and
+``times`` to that many requests.
 
 Faults that act on the connection (``down``, ``hang``, ``reset``) need the request's socket,
 which the server puts in the WSGI environ (``engine.socket``, or gunicorn's ``gunicorn.socket``).
@@ -71,7 +73,7 @@ class Faults:
             self.fault = None
             self.cleared.set()
 
-    def take(self, path: str) -> dict[str, Any] | None:
+    def take(self, path: str, method: str = "") -> dict[str, Any] | None:
         """The fault for this request, counting down a ``times`` limit."""
         with self.lock:
             fault = self.fault
@@ -79,6 +81,9 @@ class Faults:
                 return None
             prefixes = fault.get("paths")
             if prefixes and not any(path.startswith(p) for p in prefixes):
+                return None
+            methods = fault.get("methods")
+            if methods and method not in methods:
                 return None
             if "times" in fault:
                 if fault["times"] <= 0:

@@ -139,7 +139,9 @@ def forget_item(*, soul: Soul, user: AbstractBaseUser, item_id: str) -> Changed:
     or ``memory_unavailable`` when the engine could not be asked or refused.
     """
     try:
-        item = services.fetch_item(soul=soul, viewer=member_id(user), item_id=item_id)
+        item = services.fetch_item(
+            soul=soul, viewer=member_id(user), item_id=item_id, even_if_forgotten_here=True
+        )
     except MemoryRefusal as refusal:
         if refusal.code == "not_found" and tombstones.is_forgotten(soul=soul, item_id=item_id):
             return Changed(revision=None, count=1, repinned=forgetting.Repinned())
@@ -223,11 +225,13 @@ def forget_member(*, soul: Soul, user: AbstractBaseUser, member: str) -> Changed
     re-pin the conversations whose block held any of it and purge its text from the other copies.
     Raises :class:`MemoryRefusal`.
 
-    The items are read first (with the member as the viewer) so the re-pin knows which blocks
-    held them. Should the engine forget more than were read (the member said something in
-    between), or not confirm at all, every block fetched since the read began is treated as
-    holding one. An answer that lists the ``ids`` it forgot (contract version 3) is used as it
-    is: those are tombstoned too, and exactly their holders re-pin.
+    Every item the member said is read first, every page of it (with the member as the viewer),
+    and tombstoned before the engine is asked. Confirmed, the engine's answer lists the ``ids`` it
+    forgot, however many (contract version 3): exactly those stay tombstoned (one it listed that
+    the read missed, said in between, is tombstoned too; one it did not list is not forgotten,
+    and its tombstone goes) and exactly their holders re-pin. Not confirmed, what the read found
+    is treated as forgotten, and every block stored since the read began is treated as holding
+    one of them (the member may have said more in between).
     """
     if not services.may_manage(user):
         raise MemoryRefusal(
@@ -244,32 +248,21 @@ def forget_member(*, soul: Soul, user: AbstractBaseUser, member: str) -> Changed
     answer = ask_for_change(
         "POST", path, schema=contract.FORGOTTEN_MEMBER, body={}, tombstone_ids=stones
     )
-    item_ids, fetched_since, count = set(said), started, len(said)
-    if answer.data is not None:
-        count = answer.data["forgotten"]
-        listed = forgotten_ids(answer.data)
-        if listed is not None:
-            tombstones.record_tombstones(soul=soul, item_ids=listed - item_ids)
-            item_ids |= listed
-        if listed is not None or count <= len(said):
-            fetched_since = None
+    if answer.data is None:
+        item_ids, fetched_since = set(said), started
+    else:
+        item_ids, fetched_since = set(answer.data["ids"]), None
+        tombstones.record_tombstones(soul=soul, item_ids=item_ids - set(said))
+        tombstones.withdraw_tombstones(stones, of_items=set(said) - item_ids)
     repinned = forgetting.repin_holders(
         soul=soul, item_ids=item_ids, requested_by=user, fetched_since=fetched_since
     )
-    purged = purge_forgotten_text(soul=soul, texts=said.values())
+    purged = purge_forgotten_text(soul=soul, texts=[said[i] for i in item_ids if i in said])
     return Changed(
         revision=answer.revision,
-        count=count,
+        count=len(item_ids),
         repinned=repinned,
         confirmed=answer.confirmed,
         reason=answer.reason,
         purged=purged,
     )
-
-
-def forgotten_ids(data: dict[str, Any]) -> set[str] | None:
-    """The ids a forget-member answer lists (contract version 3), or ``None`` when it lists none."""
-    ids = data.get("ids")
-    if isinstance(ids, list) and all(isinstance(item_id, str) for item_id in ids):
-        return set(ids)
-    return None

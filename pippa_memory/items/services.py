@@ -1,4 +1,4 @@
-"""A soul's memory items, read for the household: the engine's listing calls (contract v2), the
+"""A soul's memory items, read for the household: the engine's listing and lookup calls, the
 rules of who may do what, and the refusal every call that did not work raises.
 
 The engine enforces only visibility, by the ``viewer`` every call here names (the account asking):
@@ -40,9 +40,6 @@ logger = logging.getLogger(__name__)
 MANAGE_MEMORY = "pippa_memory.manage_memory"
 NOT_YOURS = "not_yours"
 PAGE_SIZE = 20
-#: Finding one item walks the viewer's listing at most this many pages of 100 (the contract has
-#: no call for one item).
-FIND_PAGES = 50
 #: What the engine's item ids may look like; anything else is no item (never part of a path).
 ITEM_ID_LENGTH = 200
 
@@ -266,34 +263,48 @@ def fetch_member_counts(*, soul: Soul, user: AbstractBaseUser) -> list[MemberCou
 
 def walk_items(*, soul: Soul, viewer: str) -> Iterator[dict[str, Any]]:
     """Every item ``viewer`` may see of ``soul``'s memory, as the engine gives them, fetched a
-    page of 100 at a time (at most :data:`FIND_PAGES` pages) as the caller reads on."""
-    cursor = ""
-    for _ in range(FIND_PAGES):
+    page of 100 at a time as the caller reads on, to the last page however many there are. A
+    cursor the engine gave before ends the walk (an engine that loops would never end it)."""
+    cursor, seen = "", set()
+    while True:
         query = {"viewer": viewer, "limit": "100", **({"cursor": cursor} if cursor else {})}
         data = ask_engine(
             "GET", f"{soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS
         )
         yield from visible_items(soul=soul, viewer=viewer, items=data["items"])
-        if not data["next"]:
+        seen.add(cursor)
+        if not data["next"] or data["next"] in seen:
             return
         cursor = data["next"]
 
 
-def fetch_item(*, soul: Soul, viewer: str, item_id: str) -> MemoryItem:
-    """The item ``item_id`` as ``viewer`` sees it, asked of the engine (:class:`MemoryRefusal`
-    ``not_found`` when it does not exist or is not visible), walking the viewer's listing."""
+def fetch_item(
+    *, soul: Soul, viewer: str, item_id: str, even_if_forgotten_here: bool = False
+) -> MemoryItem:
+    """The item ``item_id`` as ``viewer`` sees it, found with one call to the engine (contract
+    v3's item lookup, never a walk over pages). :class:`MemoryRefusal` ``not_found`` when it does
+    not exist, is not visible, or is tombstoned here for ``viewer`` (a forget or a make-private
+    the engine did not confirm); ``even_if_forgotten_here`` finds it all the same, so a forget
+    asked again reaches the engine and settles it."""
     if not item_id or len(item_id) > ITEM_ID_LENGTH:
         raise no_such_item()
-    for item in walk_items(soul=soul, viewer=viewer):
-        if item["id"] == item_id:
-            return MemoryItem.from_engine(item)
-    raise no_such_item()
+    path = f"{soul_path(soul, 'items', item_id)}?{urlencode({'viewer': viewer})}"
+    data = ask_engine("GET", path, schema=contract.ITEM_FOUND)
+    found = visible_items(soul=soul, viewer=viewer, items=[data["item"]])
+    if not found or found[0]["id"] != item_id:
+        raise no_such_item()
+    if not even_if_forgotten_here and tombstoned_items(
+        soul_id=soul.pk, viewer=viewer, items=[item_id]
+    ):
+        raise no_such_item()
+    return MemoryItem.from_engine(found[0])
 
 
 def fetch_said_by(*, soul: Soul, member: str) -> dict[str, str]:
     """Every item ``member`` said (household and private), by id, with its text, asked of the
-    engine with that member as the viewer: the ids to tombstone and the texts to purge
-    (:mod:`pippa_memory.forgotten_text`). Shown to no one, and never stored."""
+    engine with that member as the viewer, every page of it: the ids to tombstone before their
+    forget and the texts to purge (:mod:`pippa_memory.forgotten_text`). Shown to no one, and
+    never stored."""
     return {
         item["id"]: item["text"]
         for item in walk_items(soul=soul, viewer=member)

@@ -28,9 +28,11 @@ logger = logging.getLogger(__name__)
 
 
 def turn_event_payload(*, event_id: str, message: Message) -> dict[str, Any]:
-    """The ``conversation.turn`` event of contract v2, built from the row as it is stored: the
-    viewer as ``{"member", "name"}`` (``None`` for an unattended run), and each tool use with its
-    id and, for the memory tool, its ``verb`` and a ``remember``'s resolved ``scope``."""
+    """The ``conversation.turn`` event of contract v3, built from the row as it is stored: the
+    viewer as ``{"member", "name"}`` (``None`` for an unattended run), each tool use with its
+    id and, for the memory tool, its ``verb`` and a ``remember``'s resolved ``scope``; whether
+    the reply was ``stopped`` (cut short, its content partial) and the id of the user message
+    it ``answers`` (``None`` when the row answers none)."""
     conversation = message.conversation
     return {
         "type": "conversation.turn",
@@ -50,6 +52,8 @@ def turn_event_payload(*, event_id: str, message: Message) -> dict[str, Any]:
             "created_at": message.created_at.isoformat(),
             "content": message.content,
             "tool_uses": [tool_use_entry(use) for use in message.tool_uses],
+            "stopped": message.stopped,
+            "answers": str(message.answers_id) if message.answers_id else None,
         },
     }
 

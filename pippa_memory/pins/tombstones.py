@@ -9,7 +9,9 @@ transaction, *before* the engine is asked; and the pin step checks a block's ite
 tombstones that apply to its viewer, both before it stores the block and again once its pin is
 committed (:mod:`pippa_memory.pins.head`). Of the two orders, either the check sees the tombstone
 (and the block is refused), or the pin was committed before the tombstone, and so before the
-forget's scan, which then re-pins it.
+forget's scan, which then re-pins it. A forget-member's answer lists exactly the ids the engine
+forgot: one its first read missed (said in between) is tombstoned when the answer arrives, still
+before the scan, so the same holds for it.
 
 A tombstone whose change the engine refused for sure (a 4xx, or a call never made) is withdrawn:
 the item was not forgotten, and its blocks stay pinnable. A change whose answer never came (a
@@ -39,9 +41,13 @@ def record_tombstones(*, soul: Soul, item_ids: Iterable[str], spared_viewer: str
         return [row.pk for row in ItemTombstone.objects.bulk_create(rows)]
 
 
-def withdraw_tombstones(tombstone_ids: list[int]) -> None:
-    """Remove the tombstones of a change the engine refused: nothing was forgotten."""
-    ItemTombstone.objects.filter(pk__in=tombstone_ids).delete()
+def withdraw_tombstones(tombstone_ids: list[int], *, of_items: Iterable[str] | None = None) -> None:
+    """Remove the tombstones of a change the engine refused: nothing was forgotten. With
+    ``of_items``, only those of these items (the engine's answer says it did not forget them)."""
+    stones = ItemTombstone.objects.filter(pk__in=tombstone_ids)
+    if of_items is not None:
+        stones = stones.filter(item_id__in=set(of_items))
+    stones.delete()
 
 
 def is_forgotten(*, soul: Soul, item_id: str) -> bool:

@@ -192,7 +192,9 @@ def test_a_forget_the_engine_refuses_for_sure_withdraws_its_tombstone(
     memory_on: ReferenceEngine, user: Any, soul: Any, status: int
 ) -> None:
     kept = add_memory(memory_on, SECRET, by=user)
-    memory_on.set_fault("error", status=status, paths=[f"/v1/souls/pippa/items/{kept}"])
+    memory_on.set_fault(
+        "error", status=status, paths=[f"/v1/souls/pippa/items/{kept}"], methods=["DELETE"]
+    )
 
     with pytest.raises(services.MemoryRefusal):
         changes.forget_item(soul=soul, user=user, item_id=kept)
@@ -214,7 +216,9 @@ def test_a_forget_the_engine_did_not_confirm_keeps_its_tombstone(
 ) -> None:
     configure(MANAGE_BUDGET=1.0)
     kept = add_memory(memory_on, SECRET, by=user)
-    memory_on.set_fault(fault, paths=[f"/v1/souls/pippa/items/{kept}"], **options)
+    memory_on.set_fault(
+        fault, paths=[f"/v1/souls/pippa/items/{kept}"], methods=["DELETE"], **options
+    )
 
     changed = changes.forget_item(soul=soul, user=user, item_id=kept)
 

@@ -1,9 +1,11 @@
 """Unknown is not "no": a forget, make-private or forget-member whose answer the engine never gave
 (its connection reset after the change took effect, or a 5xx before it did) is treated as done
-for privacy. No later prompt, recall, page or job bundle holds the item; the page and the API say
+for privacy. No later prompt, recall, page, wake brief or job bundle holds the item (a brief or
+bundle that does is not used: the run goes without it and records why); the page and the API say
 plainly that the engine did not confirm it; asking again is a success. Management calls have their
 own budget, not the chat turn's. Against the reference engine over a socket."""
 
+import hashlib
 import json
 from datetime import timedelta
 from typing import Any
@@ -12,11 +14,12 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from pippa_memory.models import ItemTombstone, MemoryBlock
+from pippa_memory.models import ItemTombstone, MemoryBlock, UnattendedMemory
 from reference_engine import ReferenceEngine
-from webui.models import Conversation, ScheduledJob
+from webui.models import Conversation, ScheduledJob, UnattendedRun
 from webui.turns.service import run_turn
-from webui.unattended.runner import run_job
+from webui.unattended.display import describe_memory
+from webui.unattended.runner import run_job, run_wake
 
 from .household_memory import add_memory, grant_manage_memory, head
 from .test_memory_items_api import api_as
@@ -25,6 +28,8 @@ pytestmark = pytest.mark.django_db
 
 SECRET = "The spare key is under the blue pot."
 
+#: The methods of a change (the item's lookup, a GET on the same path, answers as usual).
+CHANGES = ["DELETE", "PATCH", "POST"]
 #: The engine applies the change and its answer is lost; or it fails before applying it.
 LOST = {"lost_after_applying": ("reset", {}), "failed_before": ("error", {"status": 503})}
 
@@ -36,7 +41,7 @@ def bob(make_user: Any) -> Any:
 
 def lose_the_answer(engine: ReferenceEngine, case: str, path: str) -> None:
     mode, options = LOST[case]
-    engine.set_fault(mode, paths=[path], times=1, **options)
+    engine.set_fault(mode, paths=[path], methods=CHANGES, times=1, **options)
 
 
 def started(conversation: Conversation) -> Conversation:
@@ -165,6 +170,11 @@ def test_a_forget_member_whose_answer_is_lost_leaves_no_prompt_or_page_holding_t
     assert SECRET not in next_prompt(alices, sent_requests, "recall blue pot")
     assert SECRET not in api_listing(user)
     assert "secret plan" not in api_listing(bob)
+    before = len(sent_requests)
+    wake = run_wake(soul=alices.soul)
+    assert wake.outcome == UnattendedRun.Outcome.SUCCEEDED
+    assert SECRET not in json.dumps(sent_requests[before:])
+    assert SECRET not in json.dumps(list(UnattendedMemory.objects.values_list("text")))
 
 
 def test_a_job_whose_head_holds_an_item_forgotten_here_goes_without_its_bundle(
@@ -185,12 +195,59 @@ def test_a_job_whose_head_holds_an_item_forgotten_here_goes_without_its_bundle(
     assert SECRET not in json.dumps(sent_requests)
 
 
+def test_a_wake_whose_brief_holds_an_item_forgotten_here_goes_without_it_and_says_why(
+    memory_on: ReferenceEngine, user: Any, soul: Any, offline_vessel: Any,
+    sent_requests: list[Any],
+) -> None:  # fmt: skip
+    add_memory(memory_on, "The bins go out on Tuesday.", by=user)
+    item = add_memory(memory_on, SECRET, by=user)
+    lose_the_answer(memory_on, "failed_before", f"/v1/souls/pippa/items/{item}")
+    assert api_as(user).delete(f"/api/memory/items/{item}/?soul=pippa").status_code == 202
+
+    run = run_wake(soul=soul)
+
+    assert run.outcome == UnattendedRun.Outcome.SUCCEEDED
+    assert run.memory == {"source": "none", "reason": "stale_block"}
+    assert describe_memory(run.memory) == "without memory: stale_block"
+    assert not UnattendedMemory.objects.exists()
+    assert SECRET not in json.dumps(sent_requests)
+
+
+def test_a_job_whose_bundle_holds_an_item_forgotten_here_goes_without_it_and_says_why(
+    memory_on: ReferenceEngine, user: Any, soul: Any, offline_vessel: Any,
+    sent_requests: list[Any],
+) -> None:  # fmt: skip
+    item = add_memory(memory_on, SECRET, by=user)
+    lose_the_answer(memory_on, "lost_after_applying", f"/v1/souls/pippa/items/{item}")
+    assert api_as(user).delete(f"/api/memory/items/{item}/?soul=pippa").status_code == 202
+    revision = head(memory_on)["revision"]  # the head no longer holds it; a lagging bundle does
+    text = f"Job Morning note at {revision}.\n- {SECRET}"
+    stale = {
+        "bundle": text, "revision": revision, "items": [item], "viewer": None,
+        "sha256": hashlib.sha256(text.encode()).hexdigest(),
+    }  # fmt: skip
+    memory_on.set_fault("wrong_shape", paths=["/v1/bundles"], body=stale)
+    job = ScheduledJob.objects.create(
+        name="Morning note", soul=soul, vessel=offline_vessel, prompt="Write the note.",
+        schedule="every 1h", next_run_at=timezone.now() - timedelta(seconds=1),
+    )  # fmt: skip
+
+    run = run_job(job)
+
+    assert run.outcome == UnattendedRun.Outcome.SUCCEEDED
+    assert run.memory == {"source": "none", "reason": "stale_block"}
+    assert not UnattendedMemory.objects.exists()
+    assert SECRET not in json.dumps(sent_requests)
+
+
 def test_a_management_call_has_its_own_budget_not_the_chat_turns(
     memory_on: ReferenceEngine, user: Any, soul: Any, configure: Any
 ) -> None:
     configure(CHAT_BUDGET=0.5, READ_TIMEOUT=0.5, MANAGE_BUDGET=5.0)
     item = add_memory(memory_on, SECRET, by=user)
-    memory_on.set_fault("latency", seconds=1.2, paths=[f"/v1/souls/pippa/items/{item}"])
+    memory_on.set_fault(
+        "latency", seconds=1.2, paths=[f"/v1/souls/pippa/items/{item}"], methods=CHANGES
+    )
 
     response = api_as(user).delete(f"/api/memory/items/{item}/?soul=pippa")
 

@@ -192,7 +192,7 @@ def test_a_forget_the_engine_refused_repins_nothing_and_keeps_every_block(
     holds = make_conversation(viewer=user)
     pinned(holds, revision="r1", items=[item])
     before = pin_state(holds)
-    memory_on.set_fault("error", status=400, paths=["/v1/souls/pippa/items/"])
+    memory_on.set_fault("error", status=400, paths=["/v1/souls/pippa/items/"], methods=["DELETE"])
 
     response = api_as(user).delete(f"/api/memory/items/{item}/?soul=pippa")
 

@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 import pytest
+import requests
 from rest_framework.test import APIClient
 
 from pippa_memory.items import services
@@ -55,6 +56,13 @@ def household(memory_on: ReferenceEngine, soul: Any, user: Any, bob: Any) -> dic
         "bob_household": add_memory(memory_on, "The boiler code is 4471.", by=bob),
         "unattended": add_memory(memory_on, "The garden was watered."),
     }
+
+
+def engine_request_log(engine: ReferenceEngine) -> list[dict[str, Any]]:
+    """What the engine received, as its control door tells it over the socket."""
+    answer = requests.get(f"{engine.url}/_control/requests", timeout=5)
+    assert answer.status_code == 200, answer.text
+    return answer.json()["requests"]
 
 
 def listing(client: APIClient, **params: str) -> Any:
@@ -254,6 +262,28 @@ def test_every_management_call_names_the_viewer(
         assert named or (call["body"] or {}).get("viewer") == str(user.pk), call
 
 
+@pytest.mark.parametrize("action", ["forget", "make_private", "forget_page"])
+def test_finding_the_item_a_change_is_about_is_one_lookup_never_a_walk_over_pages(
+    memory_on: ReferenceEngine, household: dict[str, str], user: Any, action: str
+) -> None:
+    for number in range(150):  # more than a listing page holds, said before the item
+        memory_on.state.remember("pippa", f"Note {number}.", member=str(user.pk), name="Alice")
+    item = household["alice_household"]
+    before = len(engine_request_log(memory_on))
+    client = api_as(user)
+    if action == "forget":
+        response = client.delete(f"{ITEMS}{item}/?soul=pippa")
+    elif action == "make_private":
+        response = client.patch(f"{ITEMS}{item}/?soul=pippa", {"scope": "private"}, format="json")
+    else:
+        response = client.get(f"/memory/items/{item}/forget/", {"soul": "pippa"})
+
+    assert response.status_code == 200, response.content
+    log = engine_request_log(memory_on)[before:]
+    reads = [(r["method"], r["path"]) for r in log if r["method"] == "GET"]
+    assert reads == [("GET", f"/v1/souls/pippa/items/{item}")]
+
+
 def test_a_change_without_the_csrf_token_is_refused_and_nothing_is_forgotten(
     memory_on: ReferenceEngine, household: dict[str, str], user: Any
 ) -> None:
@@ -336,8 +366,10 @@ def test_listing_and_finding_drop_an_item_the_viewer_may_not_see_even_if_the_eng
     shared = engine_item("m-home", "The bins go out on Tuesday.", scope="household", member=None)
     leaky = {"items": [secret, shared], "next": None, "revision": "r9"}
     memory_on.set_fault("wrong_shape", paths=["/v1/souls/pippa/items"], body=leaky)
-
     page = services.fetch_items_page(soul=soul, user=user)
+    found = {"item": secret, "revision": "r9"}
+    memory_on.set_fault("wrong_shape", paths=["/v1/souls/pippa/items/m-bob"], body=found)
+
     with pytest.raises(services.MemoryRefusal) as refusal:
         services.fetch_item(soul=soul, viewer=str(user.pk), item_id="m-bob")
 

@@ -19,7 +19,8 @@ from pippa_memory.outbox.events import sweep_outbox
 from provider_doubles import ALL_KITS, kit_vessel
 from reference_engine import ReferenceEngine
 from webui.models import Conversation, Message
-from webui.turns.service import run_turn
+from webui.turns.events import StopSignal, ToolFinished
+from webui.turns.service import run_turn, stream_turn
 
 pytestmark = pytest.mark.django_db
 
@@ -211,6 +212,25 @@ def test_a_delivered_event_reaches_the_engine_with_its_id_as_idempotency_key(
     assert posted["body"] == event.payload
     assert [m.text for m in memory_on.state.souls["pippa"].memories] == ["Ada likes jam"]
     assert deliver_due(limit=10) == []  # delivered: never claimed again
+
+
+def test_the_event_says_which_message_a_reply_answers_and_whether_it_was_stopped(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    run_turn(conversation=conversation, text="hello")
+    stop = StopSignal()
+    for event in stream_turn(
+        conversation=conversation, text="remember Ada likes jam", stop=stop, streamed=True
+    ):
+        if isinstance(event, ToolFinished):
+            stop.set()
+
+    assert kinds(deliver_due(limit=10)) == ["delivered", "delivered"]
+    asked = conversation.messages.filter(role="user").order_by("sequence")
+    posted = [r["body"]["message"] for r in memory_on.received if r["path"] == "/v1/events"]
+    sent = sorted((m["answers"], m["stopped"], [u["verb"] for u in m["tool_uses"]]) for m in posted)
+    assert sent == sorted([(str(asked[0].id), False, []), (str(asked[1].id), True, ["remember"])])
+    assert [m.text for m in memory_on.state.souls["pippa"].memories] == ["Ada likes jam"]
 
 
 @pytest.mark.parametrize(
