@@ -64,6 +64,14 @@ def api_listing(user: Any) -> str:
     return json.dumps(response.json())
 
 
+def morning_note(soul: Any, vessel: Any) -> ScheduledJob:
+    """A scheduled job of ``soul``, due now."""
+    return ScheduledJob.objects.create(
+        name="Morning note", soul=soul, vessel=vessel, prompt="Write the note.",
+        schedule="every 1h", next_run_at=timezone.now() - timedelta(seconds=1),
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize("case", LOST)
 def test_a_forget_whose_answer_is_lost_leaves_no_prompt_recall_or_page_holding_the_item(
     memory_on: ReferenceEngine, user: Any, make_conversation: Any, sent_requests: list[Any],
@@ -172,7 +180,8 @@ def test_a_forget_member_whose_answer_is_lost_leaves_no_prompt_or_page_holding_t
     assert "secret plan" not in api_listing(bob)
     before = len(sent_requests)
     wake = run_wake(soul=alices.soul)
-    assert wake.outcome == UnattendedRun.Outcome.SUCCEEDED
+    job = run_job(morning_note(alices.soul, alices.vessel))
+    assert (wake.outcome, job.outcome) == (UnattendedRun.Outcome.SUCCEEDED,) * 2
     assert SECRET not in json.dumps(sent_requests[before:])
     assert SECRET not in json.dumps(list(UnattendedMemory.objects.values_list("text")))
 
@@ -184,12 +193,8 @@ def test_a_job_whose_head_holds_an_item_forgotten_here_goes_without_its_bundle(
     item = add_memory(memory_on, SECRET, by=user)
     lose_the_answer(memory_on, "failed_before", f"/v1/souls/pippa/items/{item}")
     assert api_as(user).delete(f"/api/memory/items/{item}/?soul=pippa").status_code == 202
-    job = ScheduledJob.objects.create(
-        name="Morning note", soul=soul, vessel=offline_vessel, prompt="Write the note.",
-        schedule="every 1h", next_run_at=timezone.now() - timedelta(seconds=1),
-    )  # fmt: skip
 
-    run = run_job(job)
+    run = run_job(morning_note(soul, offline_vessel))
 
     assert run.memory == {"source": "none", "reason": "stale_block"}
     assert SECRET not in json.dumps(sent_requests)
@@ -227,12 +232,8 @@ def test_a_job_whose_bundle_holds_an_item_forgotten_here_goes_without_it_and_say
         "sha256": hashlib.sha256(text.encode()).hexdigest(),
     }  # fmt: skip
     memory_on.set_fault("wrong_shape", paths=["/v1/bundles"], body=stale)
-    job = ScheduledJob.objects.create(
-        name="Morning note", soul=soul, vessel=offline_vessel, prompt="Write the note.",
-        schedule="every 1h", next_run_at=timezone.now() - timedelta(seconds=1),
-    )  # fmt: skip
 
-    run = run_job(job)
+    run = run_job(morning_note(soul, offline_vessel))
 
     assert run.outcome == UnattendedRun.Outcome.SUCCEEDED
     assert run.memory == {"source": "none", "reason": "stale_block"}
