@@ -17,10 +17,10 @@ engine listed it just before the change), and never stores it:
   every other string (the reply, a recall's output) as ``[forgotten]``. An event a delivery worker
   has already claimed is on the wire and goes as it was.
 
-What is not reached: the conversation's own messages (what was said stays until the conversation
-is deleted, ``docs/memory-page.md``), and an answer the engine wrote before the forget that has not
-ridden a turn yet (its text is the engine's until fetched; the engine answers from what it holds
-when first asked, after the forget).
+What is not reached here: the conversation's own messages (what was said stays until the
+conversation is deleted, ``docs/memory-page.md``). An answer the engine wrote before the forget
+that has not ridden a turn yet is the engine's until fetched; when it is, it is withheld
+(:func:`pippa_memory.turn.answers.withhold_across_forgets`).
 """
 
 from collections.abc import Iterable

@@ -97,6 +97,12 @@ class BoundedCache(Generic[K, V]):
             for key in [key for key in self._entries if predicate(key)]:
                 self._drop(key)
 
+    def keys(self) -> list[K]:
+        """The keys kept now, least recently used first (a copy; using it touches nothing)."""
+        with self._lock:
+            self._drop_idle()
+            return list(self._entries)
+
     def values(self) -> list[V]:
         """What is kept now, least recently used first (a copy; using it touches nothing)."""
         with self._lock:

@@ -101,8 +101,10 @@ def test_a_later_turn_reads_only_the_rows_added_since(
     with CaptureQueriesContext(connection) as queries:
         kept = history.conversation_history(conversation, before=newest)
 
-    # The last turn read up to its own user message (59); only 59 and its answer are new.
-    (query,) = queries.captured_queries
+    # The last turn read up to its own user message (59); only 59 and its answer are new. The
+    # other query is the shared cache's deletions version (no delete since: nothing more).
+    deletions, query = queries.captured_queries
+    assert "webui_cache" in deletions["sql"]
     assert '"sequence" > 58 AND' in query["sql"]
     assert '"sequence" < 61)' in query["sql"]
     assert len(kept) == 60

@@ -12,20 +12,30 @@ conversation with tool rounds.
 The cache is bounded in conversations, in bytes and in idle time (``WEBUI_HISTORY_CACHE_*``,
 read when the process starts). A deleted conversation's history leaves it at once in the process
 that deleted it (:func:`drop_cached_history`, called by the delete service and the admin), and in
-every other process at its next use of the cache once the conversation has been idle for
-``WEBUI_HISTORY_CACHE_IDLE_SECONDS``: no turn runs a query to find out.
+every other process at that process's next use of the cache: each delete, once committed, writes
+a new deletions version to the site's shared cache (``WEBUI_CACHE_URL``), and every use reads it
+(one cache read) and, when it moved, drops the kept conversations that no longer exist (one query).
+A conversation deleted by another path (its member's account deleted) leaves every process's cache
+once idle for ``WEBUI_HISTORY_CACHE_IDLE_SECONDS``, as it does where the shared cache is a
+process's own (``locmem://``).
 """
 
+import threading
+import uuid
 from bisect import bisect_left
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from django.core.cache import cache
+from django.db import transaction
+
 from webui.bounded_cache import BoundedCache, text_size
 from webui.conf import webui_settings
+from webui.models import Conversation
 from webui.prompt.types import HistoryMessage, ToolRound, ToolUse
 
 if TYPE_CHECKING:
-    from webui.models import Conversation, Message
+    from webui.models import Message
 
 #: The columns a history message is built from, in this order.
 COLUMNS = ("sequence", "id", "role", "content", "tool_uses", "rounds")
@@ -50,9 +60,52 @@ HISTORY_CACHE: BoundedCache[str, CachedHistory] = BoundedCache(
 )
 
 
+#: The shared cache's key for the deletions version: a fresh value written after each delete.
+DELETIONS_VERSION_KEY = "webui.history.deletions_version"
+
+
+class SeenVersion:
+    """The deletions version this process last checked its kept histories against."""
+
+    def __init__(self) -> None:
+        self.value: str | None = None
+        self.lock = threading.Lock()
+
+    def moved(self) -> bool:
+        """Whether the shared version differs from the one last seen (which it now is)."""
+        current = cache.get(DELETIONS_VERSION_KEY, "")
+        with self.lock:
+            moved, self.value = current != self.value, current
+        return moved
+
+
+SEEN_DELETIONS = SeenVersion()
+
+
 def drop_cached_history(conversation_id: Any) -> None:
-    """Drop what this process caches of a conversation's history (it was deleted)."""
+    """Drop what this process caches of a conversation's history (it was deleted), and once the
+    delete is committed tell every other process to check theirs (:func:`drop_deleted_elsewhere`)."""
     HISTORY_CACHE.discard(str(conversation_id))
+    transaction.on_commit(new_deletions_version)
+
+
+def new_deletions_version() -> None:
+    """Write a fresh deletions version to the shared cache: a new value, never a count, so two
+    deletes at once cannot write the same one."""
+    cache.set(DELETIONS_VERSION_KEY, uuid.uuid4().hex, timeout=None)
+
+
+def drop_deleted_elsewhere() -> None:
+    """If any process deleted a conversation since this one last looked, drop the kept histories
+    of the conversations that no longer exist: one cache read, and one query when it moved."""
+    if not SEEN_DELETIONS.moved():
+        return
+    kept = HISTORY_CACHE.keys()
+    alive = {
+        str(pk) for pk in Conversation.objects.filter(pk__in=kept).values_list("pk", flat=True)
+    }
+    for key in set(kept) - alive:
+        HISTORY_CACHE.discard(key)
 
 
 def message_size(message: HistoryMessage) -> int:
@@ -105,7 +158,9 @@ def conversation_history(
     conversation: "Conversation", *, before: "Message"
 ) -> tuple[HistoryMessage, ...]:
     """Every stored message of ``conversation`` that comes before ``before``, oldest first: what
-    this process cached of it, plus the rows added since (one query, none when nothing was)."""
+    this process cached of it, plus the rows added since (one query, none when nothing was), once
+    the histories of conversations deleted elsewhere are dropped (:func:`drop_deleted_elsewhere`)."""
+    drop_deleted_elsewhere()
     key = str(conversation.pk)
     cached = HISTORY_CACHE.get(key) or CachedHistory((), ())
     last = cached.sequences[-1] if cached.sequences else 0

@@ -64,7 +64,7 @@ def delete_conversation(*, conversation: Conversation) -> None:
     goes: a running turn makes this raise :class:`ConversationError` (``turn_in_progress``, the
     running turn's id in ``details``) and nothing is deleted. A delete that fails frees the lock.
     What this process cached of the conversation's history goes with it (other processes drop
-    theirs once it has been idle, :mod:`webui.turns.history`).
+    theirs at their next use of that cache, :mod:`webui.turns.history`).
     """
     try:
         lock = claim_turn(conversation)

@@ -1,0 +1,71 @@
+"""A deleted conversation's text is gone from the kept history (``webui/turns/history.py``) of
+every process at its next use of that cache, not only once idle: here the delete runs in another
+process (``manage.py shell`` on the same database, as a second web worker would), and the next
+turn of another conversation is this process's next use. (Threads share one cache: see
+``tests/host/test_history.py``.)"""
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.live_servers import server_environment
+from webui.models import Conversation
+from webui.turns import history
+from webui.turns.service import run_turn
+
+from .test_outbox_workers import database_url
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "the secret plan for Bob's birthday"
+
+
+def kept_texts() -> str:
+    """Every text this process's history cache holds, joined."""
+    return "\n".join(m.text for entry in history.HISTORY_CACHE.values() for m in entry.messages)
+
+
+def delete_in_another_process(conversation: Conversation) -> None:
+    """The delete service, run by a process of its own on this test's database."""
+    code = (
+        "from webui.models import Conversation\n"
+        "from webui.web.conversations import delete_conversation\n"
+        f"delete_conversation(conversation=Conversation.objects.get(pk='{conversation.pk}'))\n"
+    )
+    env = server_environment(DJANGO_SETTINGS_MODULE="webui.settings", DATABASE_URL=database_url())
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture
+def two_talks(make_conversation: Any) -> tuple[Conversation, Conversation]:
+    """Two conversations with kept histories; the first holds the secret."""
+    history.HISTORY_CACHE.clear()
+    deleted, other = make_conversation(), make_conversation()
+    for index in range(2):
+        run_turn(conversation=deleted, text=f"{SECRET} {index}")
+        run_turn(conversation=other, text=f"the garden {index}")
+    run_turn(conversation=deleted, text="and?")  # the secret is now in its kept history
+    assert SECRET in kept_texts()
+    return deleted, other
+
+
+def test_a_conversation_deleted_by_another_process_leaves_this_ones_kept_history_at_next_use(
+    two_talks: tuple[Conversation, Conversation],
+) -> None:
+    deleted, other = two_talks
+
+    delete_in_another_process(deleted)
+    assert not Conversation.objects.filter(pk=deleted.pk).exists()
+    run_turn(conversation=other, text="how is the garden?")
+
+    assert SECRET not in kept_texts()
+    assert str(deleted.pk) not in history.HISTORY_CACHE
+    assert "the garden 1" in kept_texts()  # only the deleted conversation's history went
