@@ -4,7 +4,9 @@ A scheduled job's run pins the soul's head revision, then asks the engine for th
 that revision, so the same soul, job and revision always give the same bytes; a Soul Stream wake
 carries the brief the engine curated. Both are built from household items only: a run has no
 member, so it asks for the head with no viewer, and the engine builds bundles and briefs from
-household items. Both are soft: with the engine absent the run goes ahead
+household items. A run's engine calls share a budget of their own, ``UNATTENDED_BUDGET`` (30 s):
+the engine curates a bundle or brief through a vessel, so one that takes seconds is no failure,
+and no run is held to a chat turn's budget. Both are soft: with the engine absent the run goes ahead
 without them and its record says why; so does a job whose head holds an item forgotten here
 (``stale_block``: its bundle would hold it too); with memory off no engine call is made. Either way the run's
 conversation is pinned before its turn, through :func:`pippa_memory.pins.records.pin_conversation` like
@@ -12,10 +14,12 @@ a chat's first turn.
 """
 
 import hashlib
+import time
 from typing import Any
 
 from pippa_memory.conf import memory_settings, why_memory_does_not_apply
 from pippa_memory.engine import contract
+from pippa_memory.engine.budget import seconds_left
 from pippa_memory.engine.client import call_engine
 from pippa_memory.models import UnattendedMemory
 from pippa_memory.pins.blocks import render_block
@@ -48,8 +52,13 @@ def attach(
 
 
 def prepare_job(conversation: Conversation, run: UnattendedRun) -> dict[str, Any]:
+    """Pin the job's conversation to the soul's head and attach its bundle at that revision; the
+    two calls share the run's ``UNATTENDED_BUDGET``."""
+    deadline = time.monotonic() + memory_settings.UNATTENDED_BUDGET
     soul = conversation.soul.slug
-    head = call_engine("GET", f"/v1/souls/{soul}/head", schema=contract.BLOCK)
+    head = call_engine(
+        "GET", f"/v1/souls/{soul}/head", schema=contract.BLOCK, budget=seconds_left(deadline)
+    )
     if not head.ok:
         return pin_absent(conversation, head.reason, head.latency_ms)
     if tombstoned_items(soul_id=conversation.soul_id, viewer="", items=head.data["items"]):
@@ -63,6 +72,7 @@ def prepare_job(conversation: Conversation, run: UnattendedRun) -> dict[str, Any
         "/v1/bundles",
         body={"soul": soul, "job": job, "revision": revision},
         schema=contract.BUNDLE,
+        budget=seconds_left(deadline),
     )
     if not bundle.ok:
         return pin_absent(conversation, bundle.reason, bundle.latency_ms)
@@ -78,11 +88,13 @@ def prepare_job(conversation: Conversation, run: UnattendedRun) -> dict[str, Any
 
 
 def prepare_wake(conversation: Conversation, run: UnattendedRun) -> dict[str, Any]:
+    """Attach the brief the engine curated for the wake, within the run's ``UNATTENDED_BUDGET``."""
     brief = call_engine(
         "POST",
         "/v1/wakes/brief",
         body={"soul": conversation.soul.slug, "wake": {"kind": "soul_stream", "id": str(run.pk)}},
         schema=contract.BRIEF,
+        budget=memory_settings.UNATTENDED_BUDGET,
     )
     if not brief.ok:
         return pin_absent(conversation, brief.reason, brief.latency_ms)
