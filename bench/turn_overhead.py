@@ -219,7 +219,7 @@ def engine_down(
     h: dict[str, Any], engine: Any, failing: dict[str, FailingEngine], args: Any
 ) -> None:
     """Both scenarios, every arm interleaved per round, against their baseline."""
-    from django.conf import settings
+    from pippa_memory.conf import memory_settings
 
     budgets = {"questions out": "CHAT_BUDGET", "recall": "TOOL_BUDGET"}
     results: dict[tuple[str, str, str], list[tuple[float, int, int, float | None]]] = {}
@@ -238,7 +238,7 @@ def engine_down(
                 results.setdefault((scenario, kind, breaker), []).append(outcome)
     backend = backend_name(args.database)
     for (scenario, kind, breaker), outcomes in results.items():
-        budget = settings.PIPPA_MEMORY[budgets[scenario]]
+        budget = getattr(memory_settings, budgets[scenario])
         report_down_arm(scenario, kind, breaker, outcomes, baselines[scenario], budget, backend)
 
 
@@ -326,8 +326,7 @@ def report_down_arm(
 
 def first_turn(h: dict[str, Any], failing: FailingEngine, args: Any) -> None:
     """The first turn (the pin) with the engine hanging and the breaker closed."""
-    from django.conf import settings
-
+    from pippa_memory.conf import memory_settings
     from webui.turns.service import run_turn
 
     samples = []
@@ -339,7 +338,7 @@ def first_turn(h: dict[str, Any], failing: FailingEngine, args: Any) -> None:
         samples.append(time.perf_counter() - started)
         if failing.requests("/v1/souls/") != before + 1:
             raise RuntimeError("the first turn's pin did not call the hanging engine")
-    budget = settings.PIPPA_MEMORY["CHAT_BUDGET"]
+    budget = memory_settings.CHAT_BUDGET
     figure(
         f"first turn, engine hanging, breaker closed, {backend_name(args.database)}",
         f"{median(samples) * 1000:.0f} ms; each called the engine once",

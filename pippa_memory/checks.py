@@ -84,7 +84,10 @@ def number_problems() -> list[checks.CheckMessage]:
         "CONNECT_TIMEOUT",
         "READ_TIMEOUT",
         "CHAT_BUDGET",
+        "TOOL_BUDGET",
+        "UNATTENDED_BUDGET",
         "MANAGE_BUDGET",
+        "OUTBOX_DELIVERY_TIMEOUT",
         "BREAKER_RESET_TIMEOUT",
         "OUTBOX_POLL_INTERVAL",
     ):

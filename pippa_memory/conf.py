@@ -1,13 +1,19 @@
-"""The plug-in's settings: one namespaced ``PIPPA_MEMORY`` dict in Django settings, with defaults.
+"""The plug-in's settings: one namespaced ``PIPPA_MEMORY`` dict in Django settings, with defaults
+here only.
 
-Read through :data:`memory_settings`, which looks the value up on every access so that
+``webui/settings.py`` fills that dict from the environment with :func:`from_environment`
+(``PIPPA_MEMORY_NAME``, cast to the default's type), so a variable that is not set falls through to
+the default stated here and nowhere else. Read through :data:`memory_settings`, which looks the value up on every access so that
 ``override_settings`` in tests and changes between requests are always seen. Whether memory takes
 part in one conversation is one predicate, :func:`memory_applies`.
 """
 
 from typing import TYPE_CHECKING, Any
 
+import environ
 from django.conf import settings
+
+from webui.conf import variables_that_are_set
 
 if TYPE_CHECKING:
     from webui.models import Conversation
@@ -19,15 +25,22 @@ DEFAULTS: dict[str, Any] = {
     "URL": "",
     # Sent as "Authorization: Bearer ..." on every call to the engine.
     "TOKEN": "",
+    # Each caller of the engine has a budget of its own (pippa_memory/engine/budget.py): the total
+    # seconds its engine calls may take. No read waits past the time left in its caller's budget.
     "CONNECT_TIMEOUT": 0.5,
+    # Seconds one read of a chat turn's engine call may wait (so the pin leaves time for the
+    # answers fetch); other callers' reads may wait for what is left of their budget.
     "READ_TIMEOUT": 1.0,
-    # Total seconds the engine may cost one chat turn.
+    # Total seconds the engine may cost one chat turn (the pin, the answers fetch, their ack).
     "CHAT_BUDGET": 1.5,
     # Seconds one memory tool call (recall, ask) may wait for the engine.
     "TOOL_BUDGET": 3.0,
+    # Seconds an unattended run's engine calls may take in all: a job's head and bundle, a wake's
+    # brief. The engine curates them through a vessel, so a brief that takes 10 s is a brief.
+    "UNATTENDED_BUDGET": 30.0,
     # Seconds each call of the memory page and its API (listing, forget, scope change,
-    # forget-member) may wait for the engine; its read timeout is the same, never above it. A
-    # management call is rare and its outcome matters, so it is not held to the chat turn's budget.
+    # forget-member) may wait for the engine. A management call is rare and its outcome matters,
+    # so it is not held to the chat turn's budget.
     "MANAGE_BUDGET": 8.0,
     # How many items a recall asks for.
     "RECALL_LIMIT": 5,
@@ -53,7 +66,7 @@ DEFAULTS: dict[str, Any] = {
     "BRAIN_DEADLINE": 45.0,
     "BRAIN_MAX_CONCURRENT": 4,
     "BRAIN_LEASE_SECONDS": 15.0,
-    # Turn-event delivery: seconds one delivery may take, full-jitter backoff between attempts
+    # Turn-event delivery: seconds one delivery may take (its budget), full-jitter backoff between attempts
     # (uniform(0, min(max, base * 2**attempts)), a Retry-After wins), and how long an event is
     # retried before it is dead.
     "OUTBOX_DELIVERY_TIMEOUT": 10.0,
@@ -83,6 +96,12 @@ DEFAULTS: dict[str, Any] = {
     # hold a member's private items); 0 keeps them.
     "PRUNE_BLOCKS_DAYS": 7.0,
 }
+
+
+def from_environment(env: environ.Env) -> dict[str, Any]:
+    """The ``PIPPA_MEMORY_*`` variables that are set, each cast to its default's type (for
+    settings.py); a value that is not of that type stops the start, naming the variable."""
+    return variables_that_are_set(env, prefix="PIPPA_MEMORY_", defaults=DEFAULTS)
 
 
 class MemorySettings:

@@ -4,8 +4,10 @@ A scheduled job's run pins the soul's head revision, then asks the engine for th
 that revision, so the same soul, job and revision always give the same bytes; a Soul Stream wake
 carries the brief the engine curated. Both are built from household items only: a run has no
 member, so it asks for the head with no viewer, and the engine builds bundles and briefs from
-household items. Both are soft: with the engine absent the run goes ahead
-without them and its record says why; so does a run whose bundle or brief holds an item
+household items. A run's engine calls share a budget of their own, ``UNATTENDED_BUDGET`` (30 s):
+the engine curates a bundle or brief through a vessel, so one that takes seconds is no failure,
+and no run is held to a chat turn's budget. Both are soft: with the engine absent the run goes
+ahead without them and its record says why; so does a run whose bundle or brief holds an item
 forgotten here (``stale_block``): each names the ids of the items it was built from (contract
 version 3), checked against the tombstones before it is used. With memory off no engine call is
 made. Either way the run's
@@ -14,10 +16,12 @@ a chat's first turn.
 """
 
 import hashlib
+import time
 from typing import Any
 
 from pippa_memory.conf import memory_settings, why_memory_does_not_apply
 from pippa_memory.engine import contract
+from pippa_memory.engine.budget import seconds_left
 from pippa_memory.engine.client import call_engine
 from pippa_memory.models import UnattendedMemory
 from pippa_memory.pins.blocks import render_block
@@ -56,8 +60,13 @@ def holds_forgotten(conversation: Conversation, items: list[str]) -> bool:
 
 
 def prepare_job(conversation: Conversation, run: UnattendedRun) -> dict[str, Any]:
+    """Pin the job's conversation to the soul's head and attach its bundle at that revision; the
+    two calls share the run's ``UNATTENDED_BUDGET``."""
+    deadline = time.monotonic() + memory_settings.UNATTENDED_BUDGET
     soul = conversation.soul.slug
-    head = call_engine("GET", f"/v1/souls/{soul}/head", schema=contract.BLOCK)
+    head = call_engine(
+        "GET", f"/v1/souls/{soul}/head", schema=contract.BLOCK, budget=seconds_left(deadline)
+    )
     if not head.ok:
         return pin_absent(conversation, head.reason, head.latency_ms)
     revision = head.data["revision"]
@@ -67,6 +76,7 @@ def prepare_job(conversation: Conversation, run: UnattendedRun) -> dict[str, Any
         "/v1/bundles",
         body={"soul": soul, "job": job, "revision": revision},
         schema=contract.BUNDLE,
+        budget=seconds_left(deadline),
     )
     if not bundle.ok:
         return pin_absent(conversation, bundle.reason, bundle.latency_ms)
@@ -84,11 +94,13 @@ def prepare_job(conversation: Conversation, run: UnattendedRun) -> dict[str, Any
 
 
 def prepare_wake(conversation: Conversation, run: UnattendedRun) -> dict[str, Any]:
+    """Attach the brief the engine curated for the wake, within the run's ``UNATTENDED_BUDGET``."""
     brief = call_engine(
         "POST",
         "/v1/wakes/brief",
         body={"soul": conversation.soul.slug, "wake": {"kind": "soul_stream", "id": str(run.pk)}},
         schema=contract.BRIEF,
+        budget=memory_settings.UNATTENDED_BUDGET,
     )
     if not brief.ok:
         return pin_absent(conversation, brief.reason, brief.latency_ms)

@@ -53,13 +53,21 @@ DEFAULTS: dict[str, Any] = {
 
 
 def from_environment(env: environ.Env) -> dict[str, Any]:
-    """The ``WEBUI_*`` variables that are set, each cast to its default's type (for settings.py).
+    """The ``WEBUI_*`` variables that are set, each cast to its default's type (for settings.py)."""
+    return variables_that_are_set(env, prefix="WEBUI_", defaults=DEFAULTS)
+
+
+def variables_that_are_set(
+    env: environ.Env, *, prefix: str, defaults: dict[str, Any]
+) -> dict[str, Any]:
+    """The variables ``prefix`` + a name in ``defaults`` that are set, each cast to its default's
+    type; a setting whose variable is not set is left out, so its default is stated only once.
 
     A value that is not of that type stops the start with the variable's name and what it held.
     """
     read = {}
-    for name, default in DEFAULTS.items():
-        variable = f"WEBUI_{name}"
+    for name, default in defaults.items():
+        variable = f"{prefix}{name}"
         if variable not in env:
             continue
         kind = type(default)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import environ
 
+from pippa_memory.conf import from_environment as memory_from_environment
 from webui.conf import from_environment
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -176,51 +177,10 @@ SPECTACULAR_SETTINGS = {
 # webui/conf.py, where each is stated once and described.
 WEBUI = from_environment(env)
 
-# The memory plug-in (what each key means: pippa_memory/conf.py). ENABLED=false closes every seam
-# and door on this side.
-PIPPA_MEMORY = {
-    "ENABLED": env.bool("PIPPA_MEMORY_ENABLED", default=True),
-    # The memory engine. Unset: memory behaves as if the engine were down, with no traffic at all.
-    "URL": env.str("PIPPA_MEMORY_URL", default=""),
-    "TOKEN": env.str("PIPPA_MEMORY_TOKEN", default=""),
-    "CONNECT_TIMEOUT": env.float("PIPPA_MEMORY_CONNECT_TIMEOUT", default=0.5),
-    "READ_TIMEOUT": env.float("PIPPA_MEMORY_READ_TIMEOUT", default=1.0),
-    # Total seconds the engine may cost one chat turn (the first-turn pin and the answers fetch).
-    "CHAT_BUDGET": env.float("PIPPA_MEMORY_CHAT_BUDGET", default=1.5),
-    "TOOL_BUDGET": env.float("PIPPA_MEMORY_TOOL_BUDGET", default=3.0),
-    "MANAGE_BUDGET": env.float("PIPPA_MEMORY_MANAGE_BUDGET", default=8.0),
-    "RECALL_LIMIT": env.int("PIPPA_MEMORY_RECALL_LIMIT", default=5),
-    "BREAKER_FAIL_MAX": env.int("PIPPA_MEMORY_BREAKER_FAIL_MAX", default=3),
-    "BREAKER_RESET_TIMEOUT": env.float("PIPPA_MEMORY_BREAKER_RESET_TIMEOUT", default=30.0),
-    "BREAKER_REDIS_URL": env.str("PIPPA_MEMORY_BREAKER_REDIS_URL", default=""),
-    "MAX_BLOCK_CHARS": env.int("PIPPA_MEMORY_MAX_BLOCK_CHARS", default=16000),
-    "MAX_RESPONSE_BYTES": env.int("PIPPA_MEMORY_MAX_RESPONSE_BYTES", default=1_000_000),
-    # The brain door: whsec_ secrets (space-separated during a rotation), body cap, the courtesy
-    # rate per signed caller, and the rate per address of calls refused before the signature.
-    "BRAIN_SECRET": env.str("PIPPA_MEMORY_BRAIN_SECRET", default=""),
-    "BRAIN_MAX_BODY_BYTES": env.int("PIPPA_MEMORY_BRAIN_MAX_BODY_BYTES", default=256 * 1024),
-    "BRAIN_RATE": env.str("PIPPA_MEMORY_BRAIN_RATE", default="120/min"),
-    "BRAIN_UNSIGNED_RATE": env.str("PIPPA_MEMORY_BRAIN_UNSIGNED_RATE", default="30/min"),
-    "BRAIN_DEADLINE": env.float("PIPPA_MEMORY_BRAIN_DEADLINE", default=45.0),
-    "BRAIN_MAX_CONCURRENT": env.int("PIPPA_MEMORY_BRAIN_MAX_CONCURRENT", default=4),
-    "BRAIN_LEASE_SECONDS": env.float("PIPPA_MEMORY_BRAIN_LEASE_SECONDS", default=15.0),
-    "OUTBOX_DELIVERY_TIMEOUT": env.float("PIPPA_MEMORY_OUTBOX_DELIVERY_TIMEOUT", default=10.0),
-    "OUTBOX_BASE_DELAY": env.float("PIPPA_MEMORY_OUTBOX_BASE_DELAY", default=5.0),
-    "OUTBOX_MAX_DELAY": env.float("PIPPA_MEMORY_OUTBOX_MAX_DELAY", default=3600.0),
-    "OUTBOX_MAX_AGE": env.float("PIPPA_MEMORY_OUTBOX_MAX_AGE", default=3 * 24 * 3600.0),
-    "OUTBOX_LEASE_MARGIN": env.float("PIPPA_MEMORY_OUTBOX_LEASE_MARGIN", default=30.0),
-    "OUTBOX_POLL_INTERVAL": env.float("PIPPA_MEMORY_OUTBOX_POLL_INTERVAL", default=1.0),
-    "OUTBOX_WAKE_ADDRESS": env.str("PIPPA_MEMORY_OUTBOX_WAKE_ADDRESS", default="auto"),
-    "OUTBOX_BATCH_SIZE": env.int("PIPPA_MEMORY_OUTBOX_BATCH_SIZE", default=20),
-    "OUTBOX_WORKER_THREADS": env.int("PIPPA_MEMORY_OUTBOX_WORKER_THREADS", default=2),
-    "PRUNE_BRAIN_CALLS_DAYS": env.float("PIPPA_MEMORY_PRUNE_BRAIN_CALLS_DAYS", default=30.0),
-    "PRUNE_DELIVERED_EVENTS_DAYS": env.float(
-        "PIPPA_MEMORY_PRUNE_DELIVERED_EVENTS_DAYS", default=7.0
-    ),
-    "PRUNE_DEAD_EVENTS_DAYS": env.float("PIPPA_MEMORY_PRUNE_DEAD_EVENTS_DAYS", default=30.0),
-    "PRUNE_TOMBSTONES_DAYS": env.float("PIPPA_MEMORY_PRUNE_TOMBSTONES_DAYS", default=30.0),
-    "PRUNE_BLOCKS_DAYS": env.float("PIPPA_MEMORY_PRUNE_BLOCKS_DAYS", default=7.0),
-}
+# The memory plug-in's knobs: the PIPPA_MEMORY_* variables that are set; the rest take their
+# defaults from pippa_memory/conf.py, where each is stated once and described. ENABLED=false closes
+# every seam and door on this side; an unset URL makes memory behave as if the engine were down.
+PIPPA_MEMORY = memory_from_environment(env)
 
 LOGGING = {
     "version": 1,

@@ -1,6 +1,19 @@
-"""One budget per chat turn for every engine call on the chat path (the pin, the answers fetch).
+"""Each caller's own budget for the engine: the total seconds its engine calls may take.
 
-A down engine costs one bounded wait per turn at most, then nothing once the breaker opens.
+Every call to :func:`~pippa_memory.engine.client.call_engine` names the time left in its caller's
+budget, and no read of it waits past that time; none falls back on another caller's budget:
+
+- a chat turn: ``CHAT_BUDGET`` shared by the turn's calls (the pin, the answers fetch), its clock
+  starting at the first (:func:`remaining`), each read also at most ``READ_TIMEOUT``; the
+  acknowledgement of the answers it carried, after its reply is saved, has a ``CHAT_BUDGET`` of
+  its own;
+- a memory tool call (recall, ask): ``TOOL_BUDGET``;
+- a turn event's delivery: ``OUTBOX_DELIVERY_TIMEOUT``;
+- an unattended run: ``UNATTENDED_BUDGET`` shared by its calls (a job's head and bundle, a wake's
+  brief), which the engine curates through a vessel, so a brief that takes 10 s is a brief;
+- a management call (the memory page and its API, forget): ``MANAGE_BUDGET`` each.
+
+A down engine costs each caller one bounded wait at most, then nothing once the breaker opens.
 """
 
 import time
@@ -11,8 +24,14 @@ from webui.extensions import TurnContext
 
 
 def remaining(turn: TurnContext) -> float:
-    """Seconds left in this turn's engine budget; the clock starts at the first engine call."""
+    """Seconds left in this chat turn's engine budget; the clock starts at the first engine call."""
     state = turn.state(MemoryTurn)
     if state.deadline is None:
         state.deadline = time.monotonic() + memory_settings.CHAT_BUDGET
     return max(0.0, state.deadline - time.monotonic())
+
+
+def seconds_left(deadline: float) -> float:
+    """Seconds from now until the monotonic ``deadline`` of a budget several calls share; 0 past
+    it."""
+    return max(0.0, deadline - time.monotonic())

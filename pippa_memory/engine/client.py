@@ -125,27 +125,29 @@ def call_engine(
     method: str,
     path: str,
     *,
+    budget: float,
     body: Any = None,
     schema: dict[str, Any] | None = None,
-    budget: float | None = None,
     headers: dict[str, str] | None = None,
     read_timeout: float | None = None,
 ) -> EngineOutcome:
     """Call the engine at ``path`` and return what happened; never raises.
 
+    ``budget`` is the seconds left in the caller's own budget (:mod:`pippa_memory.engine.budget`):
+    the whole call, connect and every read, is over by then, and there is no default, so no
+    caller inherits another's. ``read_timeout`` caps each read further (the chat turn's
+    ``READ_TIMEOUT``); omitted, a read may wait for what is left of the budget, never longer.
     ``schema`` validates a 2xx answer's JSON (a 2xx without a schema may have any JSON body, but
-    never one holding a lone surrogate: reason ``unencodable_text``); ``budget`` is the total
-    seconds the call may take (the chat budget when omitted), ``read_timeout`` the seconds each
-    read may wait (``READ_TIMEOUT`` when omitted; the transport cuts it to the time left). A 4xx
-    is returned as an absent answer with its status and does not count against the breaker;
-    failures (no answer, 5xx, unusable answer) do.
+    never one holding a lone surrogate: reason ``unencodable_text``). A 4xx is returned as an
+    absent answer with its status and does not count against the breaker; failures (no answer,
+    5xx, unusable answer) do.
     """
     request_id = uuid.uuid4().hex
     refusal = _not_callable(request_id)
     if refusal is not None:
         return refusal
-    seconds = budget if budget is not None else memory_settings.CHAT_BUDGET
-    reading = read_timeout if read_timeout is not None else memory_settings.READ_TIMEOUT
+    seconds = max(0.0, budget)
+    reading = seconds if read_timeout is None else min(read_timeout, seconds)
     started = time.monotonic()
     try:
         answer, data = BREAKER.get().call(

@@ -14,6 +14,10 @@ never pinned: each forget first records a tombstone (:mod:`pippa_memory.pins.tom
 step checks the block's items against them before storing it (asking the engine once more; still
 stale, the conversation is pinned absent with the reason ``stale_block``, an engine failure, so the
 next turn asks again), and once more after its pin is committed.
+
+A block the engine sends for a revision already stored here with other text is a contract failure:
+the conversation is pinned absent with the reason ``revision_conflict`` (an engine failure, so the
+next turn asks again), never to the engine's text nor to the stored copy.
 """
 
 import logging
@@ -27,8 +31,13 @@ from pippa_memory.engine import contract
 from pippa_memory.engine.client import call_engine
 from pippa_memory.engine.members import viewer_id, viewer_query
 from pippa_memory.models import MemoryBlock
-from pippa_memory.pins.blocks import holds_tombstoned, store_block
-from pippa_memory.pins.records import STALE_BLOCK, pin_conversation
+from pippa_memory.pins.blocks import (
+    RevisionConflict,
+    holds_tombstoned,
+    revision_conflict,
+    store_block,
+)
+from pippa_memory.pins.records import REVISION_CONFLICT, STALE_BLOCK, pin_conversation
 from webui.models import Conversation
 from webui.text.canonical import without_nul
 
@@ -49,15 +58,16 @@ class PinDecision:
 def decide_pin(conversation: Conversation, *, budget: float | None = None) -> PinDecision:
     """:func:`ask_for_head`, refusing a block that holds a tombstoned item (the engine rendered it
     before a forget it has applied since): the engine is asked once more within ``budget``, and if
-    its block is still stale the decision is absent, ``stale_block`` (an engine failure)."""
+    its block is still stale the decision is absent, ``stale_block`` (an engine failure). A block
+    for a revision stored here with other text is refused too: absent, ``revision_conflict``."""
     seconds = budget if budget is not None else memory_settings.CHAT_BUDGET
     deadline = time.monotonic() + seconds
     decision = ask_for_head(conversation, budget=seconds)
     if decision.revision is None or not holds_tombstoned(conversation, decision.items):
-        return decision
+        return refused_if_conflicting(conversation, decision)
     decision = ask_for_head(conversation, budget=max(0.0, deadline - time.monotonic()))
     if decision.revision is None or not holds_tombstoned(conversation, decision.items):
-        return decision
+        return refused_if_conflicting(conversation, decision)
     logger.warning(
         "The engine's block %s for conversation %s still holds a forgotten item; pinned absent.",
         decision.revision,
@@ -66,9 +76,19 @@ def decide_pin(conversation: Conversation, *, budget: float | None = None) -> Pi
     return PinDecision(None, None, STALE_BLOCK, decision.latency_ms)
 
 
-def ask_for_head(conversation: Conversation, *, budget: float | None = None) -> PinDecision:
-    """Ask the engine for the soul's head as the conversation's viewer sees it, or say why the
-    conversation goes without a block."""
+def refused_if_conflicting(conversation: Conversation, decision: PinDecision) -> PinDecision:
+    """``decision``, or absent with the reason ``revision_conflict`` when its revision's block is
+    stored here with other text (logged once)."""
+    if decision.revision is None or not revision_conflict(
+        conversation, revision=decision.revision, text=decision.text or ""
+    ):
+        return decision
+    return PinDecision(None, None, REVISION_CONFLICT, decision.latency_ms)
+
+
+def ask_for_head(conversation: Conversation, *, budget: float) -> PinDecision:
+    """Ask the engine for the soul's head as the conversation's viewer sees it, within ``budget``
+    (the seconds left in the chat turn's), or say why the conversation goes without a block."""
     left_out = why_memory_does_not_apply(conversation)
     if left_out:
         return PinDecision(None, None, left_out, None)
@@ -78,6 +98,7 @@ def ask_for_head(conversation: Conversation, *, budget: float | None = None) -> 
         f"/v1/souls/{soul.slug}/head{viewer_query(conversation)}",
         schema=contract.BLOCK,
         budget=budget,
+        read_timeout=memory_settings.READ_TIMEOUT,
     )
     if not outcome.ok:
         return PinDecision(None, None, outcome.reason, outcome.latency_ms)
@@ -106,12 +127,17 @@ def pin_as_decided(
     (:func:`unpin_if_tombstoned`)."""
     block = None
     if decision.revision is not None:
-        block = store_block(
-            conversation=conversation,
-            revision=decision.revision,
-            text=decision.text or "",
-            items=decision.items,
-        )
+        try:
+            block = store_block(
+                conversation=conversation,
+                revision=decision.revision,
+                text=decision.text or "",
+                items=decision.items,
+            )
+        except RevisionConflict:
+            # Another turn stored this revision since the decision, with other text.
+            decision = PinDecision(None, None, REVISION_CONFLICT, decision.latency_ms)
+            reason = REVISION_CONFLICT
     won = pin_conversation(
         conversation,
         revision=decision.revision,

@@ -26,6 +26,9 @@ FORGOTTEN = "forgotten"
 MADE_PRIVATE = "made_private"
 #: Why a conversation is pinned absent when the engine's block still held a forgotten item.
 STALE_BLOCK = "stale_block"
+#: Why a conversation is pinned absent when the engine sent, for a revision stored here, a block
+#: with other text: a contract failure (a revision names one state for ever), so neither is pinned.
+REVISION_CONFLICT = "revision_conflict"
 
 
 def pin_conversation(

@@ -25,6 +25,7 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from pippa_memory.conf import memory_settings
 from pippa_memory.engine import contract
 from pippa_memory.engine.client import call_engine
 from pippa_memory.engine.members import viewer_id
@@ -67,6 +68,7 @@ def fetch_ready_answers(conversation: Conversation, *, budget: float) -> list[di
         f"/v1/conversations/{conversation.id}/answers",
         schema=contract.ANSWERS,
         budget=budget,
+        read_timeout=memory_settings.READ_TIMEOUT,
     )
     if not outcome.ok:
         return []
@@ -140,10 +142,15 @@ def record_delivery(
 
 
 def acknowledge(conversation: Conversation, answers: list[dict[str, Any]]) -> bool:
-    """Tell the engine these answers were delivered; False (they ride again) when it fails."""
+    """Tell the engine these answers were delivered; False (they ride again) when it fails. After
+    the reply is saved, so with a chat budget of its own: the turn's may be spent by now."""
     ids = [item["id"] for item in answers]
     result = call_engine(
-        "POST", f"/v1/conversations/{conversation.id}/answers/ack", body={"ids": ids}
+        "POST",
+        f"/v1/conversations/{conversation.id}/answers/ack",
+        body={"ids": ids},
+        budget=memory_settings.CHAT_BUDGET,
+        read_timeout=memory_settings.READ_TIMEOUT,
     )
     if not result.ok:
         logger.warning(

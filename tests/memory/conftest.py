@@ -24,14 +24,18 @@ def engine() -> Iterator[ReferenceEngine]:
 
 @pytest.fixture(autouse=True)
 def _fresh_breaker() -> Iterator[None]:
-    """A fresh breaker, and no rendered blocks remembered from another test's database rows."""
+    """A fresh breaker, and no rendered blocks or logged revision conflicts remembered from
+    another test's database rows."""
+    from pippa_memory.pins.blocks import REPORTED_CONFLICTS
     from pippa_memory.pins.turn_block import RENDERED
 
     BREAKER.reset()
     RENDERED.clear()
+    REPORTED_CONFLICTS.clear()
     yield
     BREAKER.reset()
     RENDERED.clear()
+    REPORTED_CONFLICTS.clear()
 
 
 @pytest.fixture

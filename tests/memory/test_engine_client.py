@@ -14,7 +14,7 @@ HEAD = "/v1/souls/pippa/head"
 
 
 def test_engine_calls_name_the_memory_engine_role(memory_on: ReferenceEngine) -> None:
-    assert call_engine("GET", HEAD).ok
+    assert call_engine("GET", HEAD, budget=1.0).ok
 
     assert memory_on.received[0]["headers"]["User-Agent"] == "pippa-webui (memory-engine)"
 
@@ -23,7 +23,7 @@ def test_a_throttle_with_an_http_date_says_how_long_to_wait(memory_on: Reference
     in_an_hour = format_datetime(datetime.now(UTC) + timedelta(hours=1), usegmt=True)
     memory_on.set_fault("throttle", retry_after=in_an_hour)
 
-    answer = call_engine("GET", HEAD)
+    answer = call_engine("GET", HEAD, budget=1.0)
 
     assert answer.reason == "http_429"
     assert answer.retry_after is not None
@@ -35,7 +35,7 @@ def test_a_token_that_cannot_be_a_header_is_absent_not_raised_and_not_quoted(
 ) -> None:
     configure(TOKEN="engine-tok\nen-SECRET")
 
-    answer = call_engine("GET", HEAD)
+    answer = call_engine("GET", HEAD, budget=1.0)
 
     assert (answer.ok, answer.reason) == (False, "request_failed")
     assert "SECRET" not in answer.detail
@@ -54,7 +54,7 @@ def test_an_answer_of_the_wrong_shape_names_where_and_which_rule_never_the_value
     text = "Bob's new door code is 4471, tell nobody"
     memory_on.set_fault("wrong_shape", paths=[HEAD], body=answer_with_items(text))
 
-    answer = call_engine("GET", HEAD, schema=contract.BLOCK)
+    answer = call_engine("GET", HEAD, schema=contract.BLOCK, budget=1.0)
 
     assert answer.reason == "wrong_shape"
     assert "(rule: " in answer.detail

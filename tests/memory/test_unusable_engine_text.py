@@ -104,7 +104,7 @@ def test_every_route_refuses_an_answer_with_a_lone_surrogate_by_name(
     method, path, body, headers, field = CALLS[route]
     memory_on.set_fault("lone_surrogate", paths=[path], fields=[field])
 
-    answer = call_engine(method, path, body=body, headers=headers)
+    answer = call_engine(method, path, body=body, headers=headers, budget=1.0)
 
     assert not answer.ok
     assert answer.reason == REASON

@@ -130,7 +130,8 @@ def test_jobs_and_wakes_under_fault_run_with_the_prompt_of_memory_off(
     )
     configure(ENABLED=False)
     off_job, off_wake = run_job(job), run_wake(soul=soul)
-    configure(ENABLED=True)
+    # A run's own budget, short enough that the latency, hang and drip faults outlast it.
+    configure(ENABLED=True, UNATTENDED_BUDGET=0.5)
     memory_on.state.remember("pippa", "Something the fault hides.")
     memory_on.set_fault(mode, **options)
 
