@@ -87,9 +87,7 @@ class BrainClient:
         if not url:
             self.problem = "no brain door is configured"
         elif not self.signers:
-            self.problem = self.problem or (
-                "no brain-door secret is configured"
-            )
+            self.problem = self.problem or ("no brain-door secret is configured")
 
     @property
     def configured(self) -> bool:

@@ -86,7 +86,7 @@ class Thinker:
         if not found["items"]:
             return NOTHING_REMEMBERED
         facts = [{"id": item["id"], "text": item["text"]} for item in found["items"]]
-        purpose = ASK_PURPOSE.format(question=ask["question"][:3000])
+        purpose = ASK_PURPOSE.format(question=ask["question"][:1500])
         data = {"purpose": purpose, "facts": facts, "budget_chars": ANSWER_BUDGET}
         digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
         try:

@@ -66,6 +66,8 @@ def write_answer(cursor: Cursor, ask_id: str, answer_id: str, answer: str, at: s
 
 def create_due_index(cursor: Cursor) -> None:
     """An index of the asks not yet answered, so the thinker's look for due ones stays cheap."""
+    if cursor.postgres:  # engines starting at once on one database must not race the DDL
+        cursor.run("SELECT pg_advisory_xact_lock(772531)")
     cursor.run(
         "CREATE INDEX IF NOT EXISTS engine_asks_due ON engine_asks (ready_at) "
         "WHERE answer_id IS NULL"
