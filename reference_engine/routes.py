@@ -131,7 +131,7 @@ def without(answer: dict[str, Any], *names: str) -> dict[str, Any]:
 
 def route_brief(call: Call) -> Answer:
     brief = call.state.brief(call.body["soul"])
-    return 200, (brief if call.v3 else without(brief, "items", "viewer")), {}
+    return 200, (brief if call.v3 else without(brief, "items", "viewer", "fallback")), {}
 
 
 def route_bundle(call: Call) -> Answer:

@@ -16,6 +16,7 @@ from typing import Any
 from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer
 
 from reference_engine.app import EngineApp
+from reference_engine.brain_client import BrainClient
 from reference_engine.faults import MODES
 from reference_engine.state import EngineState
 from reference_engine.storage.database import Database
@@ -63,6 +64,7 @@ class ReferenceEngine:
 
     ``database`` is an engine database URL or file; with none, a fresh SQLite file in a
     temporary folder is used and removed at :meth:`stop`. ``control`` opens ``/_control/``.
+    ``brain`` is the brain door asks and briefs are thought through (none: not configured).
     """
 
     def __init__(
@@ -74,10 +76,11 @@ class ReferenceEngine:
         answer_delay: float = 1.0,
         database: str | None = None,
         control: bool = False,
+        brain: BrainClient | None = None,
     ) -> None:
         self.scratch = None if database else Path(tempfile.mkdtemp(prefix="engine-"))
         self.database = Database(database or str(self.scratch / "engine.sqlite3"))
-        self.state = EngineState(self.database, answer_delay=answer_delay)
+        self.state = EngineState(self.database, answer_delay=answer_delay, brain=brain)
         self.app = EngineApp(self.state, token=token, control=control)
         self.server = EngineServer((host, port), EngineRequestHandler)
         self.server.set_app(self.app)
@@ -105,10 +108,12 @@ class ReferenceEngine:
             target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
         self.thread.start()
+        self.state.thinker.start()
         return self
 
     def stop(self) -> None:
         self.app.faults.clear()
+        self.state.thinker.stop()
         self.server.shutdown()
         self.server.server_close()
         if self.thread is not None:

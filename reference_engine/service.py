@@ -13,6 +13,7 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 
 from reference_engine.app import EngineApp
+from reference_engine.brain_client import BrainClient
 from reference_engine.state import EngineState
 from reference_engine.storage.database import DEFAULT_FILE, ENV_NAME, Database
 
@@ -23,9 +24,11 @@ def database_url(given: str | None, *, beside: Path) -> str:
     return given or os.environ.get(ENV_NAME) or str(beside / DEFAULT_FILE)
 
 
-def open_state(url: str, *, answer_delay: float = 1.0) -> EngineState:
+def open_state(
+    url: str, *, answer_delay: float = 1.0, brain: BrainClient | None = None
+) -> EngineState:
     """The engine's state on the database at ``url`` (its tables created when missing)."""
-    return EngineState(Database(url), answer_delay=answer_delay)
+    return EngineState(Database(url), answer_delay=answer_delay, brain=brain)
 
 
 class EngineService(BaseApplication):  # type: ignore[misc] - gunicorn ships no types
@@ -38,10 +41,11 @@ class EngineService(BaseApplication):  # type: ignore[misc] - gunicorn ships no 
         token: str,
         control: bool,
         answer_delay: float,
+        brain: BrainClient,
         options: dict[str, Any],
     ) -> None:
         self.url, self.token, self.control, self.options = url, token, control, options
-        self.answer_delay = answer_delay
+        self.answer_delay, self.brain = answer_delay, brain
         super().__init__()
 
     def load_config(self) -> None:
@@ -49,7 +53,8 @@ class EngineService(BaseApplication):  # type: ignore[misc] - gunicorn ships no 
             self.cfg.set(name, value)
 
     def load(self) -> EngineApp:
-        state = open_state(self.url, answer_delay=self.answer_delay)
+        state = open_state(self.url, answer_delay=self.answer_delay, brain=self.brain)
+        state.thinker.start()  # in the worker, after the fork: asks are answered off requests
         return EngineApp(state, token=self.token, control=self.control)
 
 
@@ -63,8 +68,10 @@ def serve(
     threads: int = 8,
     workers: int = 1,
     answer_delay: float = 1.0,
+    brain: BrainClient | None = None,
 ) -> None:
-    """Serve the engine until stopped (SIGTERM or Ctrl-C)."""
+    """Serve the engine until stopped (SIGTERM or Ctrl-C); asks and briefs are thought through
+    ``brain`` (none: they say the door is not configured)."""
     options = {
         "bind": f"{host}:{port}",
         "workers": workers,
@@ -79,5 +86,10 @@ def serve(
         "control_socket_disable": True,
     }
     EngineService(
-        url=url, token=token, control=control, answer_delay=answer_delay, options=options
+        url=url,
+        token=token,
+        control=control,
+        answer_delay=answer_delay,
+        brain=brain or BrainClient("", ""),
+        options=options,
     ).run()

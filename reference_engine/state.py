@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from reference_engine.brain_client import BrainClient
 from reference_engine.events import remembered_by_event
 from reference_engine.souls import STOP_WORDS, Memory, UnknownItem, now_iso, words_of
 from reference_engine.storage import asks as ask_rows
@@ -27,6 +28,7 @@ from reference_engine.storage.revisions import (
     revision_number,
 )
 from reference_engine.storage.schema import create_tables
+from reference_engine.thinking import Thinker
 
 __all__ = ["EngineState", "now_iso"]
 PAGE_LIMITS = range(1, 101)
@@ -40,14 +42,18 @@ class EngineState:
     """One engine's memory in ``database``, safe to share between threads and processes.
 
     ``clock`` (wall-clock seconds, so it means the same after a restart) says when asks are
-    ready; a test may replace it to make time pass.
+    ready; a test may replace it to make time pass. ``brain`` is the brain door asks and briefs
+    are thought through (:mod:`.thinking`); with none configured they say so.
     """
 
-    def __init__(self, database: Database, *, answer_delay: float = 1.0) -> None:
+    def __init__(
+        self, database: Database, *, answer_delay: float = 1.0, brain: BrainClient | None = None
+    ) -> None:
         self.database = database
         self.clock: Callable[[], float] = time.time
         self.answer_delay = answer_delay
         create_tables(database)
+        self.thinker = Thinker(self, brain or BrainClient("", ""))
 
     def clear(self) -> None:
         with self.database.write() as cursor:
@@ -243,19 +249,23 @@ class EngineState:
         }
         with self.database.write() as cursor:
             ask_rows.add_ask(cursor, ask)
+        self.thinker.wake()
         return ask_id
 
     def answers(self, conversation: str) -> list[dict[str, Any]]:
-        """The conversation's unacknowledged answers that are ready; each is written once."""
+        """The conversation's unacknowledged answers that are ready; each is written once.
+
+        With a brain door, the thinker's worker writes them (never this request); without one,
+        an answer needs no judgement, so a ready ask is answered here, saying so.
+        """
         with self.database.read() as cursor:
             asks = ask_rows.open_asks(cursor, conversation)
         ready = [a for a in asks if a["answer_id"] or self.clock() >= a["ready_at"]]
+        if self.thinker.background:
+            ready = [a for a in ready if a["answer_id"]]
         unanswered = [a for a in ready if not a["answer_id"]]
         for ask in unanswered:
-            found = self.recall(ask["soul"], ask["question"], 3, viewer=ask["viewer"])
-            answer_id = f"ans_{uuid.uuid4().hex[:16]}"
-            with self.database.write() as cursor:
-                ask_rows.write_answer(cursor, ask["id"], answer_id, answer_from(found), now_iso())
+            self.thinker.write(ask, self.thinker.answer(ask) or "")
         if unanswered:  # another request may have written first: read what was kept
             with self.database.read() as cursor:
                 kept = {a["id"]: a for a in ask_rows.open_asks(cursor, conversation)}
@@ -277,13 +287,8 @@ class EngineState:
 
     # -- unattended runs: household items only ------------------------------------------------
     def brief(self, soul: str) -> dict[str, Any]:
-        head = self.block(soul)
-        return {
-            "brief": f"Recent memories for this wake.\n{head['block']}",
-            "revision": head["revision"],
-            "items": head["items"],
-            "viewer": None,
-        }
+        """A wake's brief, curated through the brain door, else marked as a fallback."""
+        return self.thinker.brief(soul)
 
     def bundle(self, soul: str, job: dict[str, Any], revision: str | None) -> dict[str, Any]:
         """The job's bundle at ``revision`` (the head when None), from household items only.
@@ -336,17 +341,6 @@ class SoulViews:
     def __iter__(self) -> Iterator[str]:
         with self.state.database.read() as cursor:
             return iter([row[0] for row in cursor.run("SELECT soul FROM engine_souls").all()])
-
-
-def answer_from(found: dict[str, Any]) -> str:
-    """An ask's answer in words, from a recall of its question: the matching memories, else
-    the most recent ones saying that nothing matched, else that nothing is remembered yet."""
-    texts = "; ".join(item["text"] for item in found["items"])
-    if not texts:
-        return "nothing is remembered about that yet."
-    if found["match"] == "exact":
-        return texts
-    return f"nothing matched; the most recent memories are: {texts}"
 
 
 def cursor_position(cursor: str) -> int | None:

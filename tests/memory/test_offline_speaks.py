@@ -117,7 +117,9 @@ def test_ask_says_the_answer_will_come_and_a_later_reply_says_it(
     )
     assert reply(conversation, "hello") == (
         "(offline) I heard: “hello”\n"
-        "About your earlier question “where is the spare key”: The spare key is under the blue pot."
+        "About your earlier question “where is the spare key”: Pippa could not work that out: "
+        "no brain door is configured. The memories that match the question: "
+        "The spare key is under the blue pot."
     )
     assert reply(conversation, "hello again") == "(offline) I heard: “hello again”"
 
@@ -127,7 +129,8 @@ def test_ask_says_the_answer_will_come_and_a_later_reply_says_it(
     [
         (
             ["The spare key is under the blue pot."],
-            "nothing matched; the most recent memories are: The spare key is under the blue pot.",
+            "Pippa could not work that out: no brain door is configured. "
+            "Nothing she remembers matched the question.",
         ),
         ([], "nothing is remembered about that yet."),
     ],

@@ -97,7 +97,8 @@ def test_an_answer_rides_exactly_one_turn_and_is_never_written_into_the_conversa
     # in the reply it rode (the offline vessel says it), and on the plug-in's own row.
     assert thanks.content == (
         "(offline) I heard: “thanks”\n"
-        "About your earlier question “what spice is in the recipe”: "
+        "About your earlier question “what spice is in the recipe”: Pippa could not work that "
+        "out: no brain door is configured. The memories that match the question: "
         "Grandma's recipe uses cardamom-7734."
     )
     stored = canonical_json(

@@ -17,7 +17,12 @@ from webui.turns.service import run_turn
 pytestmark = pytest.mark.django_db
 
 KEY = "The spare key is under the blue pot."
-NOTE = f"Background answer to “where is the spare key”: {KEY}"
+# The engine in these tests has no brain door, so its answer says so and quotes what matched.
+ANSWER = (
+    "Pippa could not work that out: no brain door is configured. "
+    f"The memories that match the question: {KEY}"
+)
+NOTE = f"Background answer to “where is the spare key”: {ANSWER}"
 
 
 def send(client: APIClient, conversation: Conversation, text: str) -> dict[str, Any]:
@@ -49,7 +54,7 @@ def test_a_background_answer_is_shown_under_the_reply_it_rode_and_no_other(
     assert listed_notes(auth_client, conversation) == [[], [], [], [note], [], []]
     ask = PendingAsk.objects.get()
     assert str(ask.delivered_with_id) == rode["assistant"]["id"]
-    assert ask.answer == KEY
+    assert ask.answer == ANSWER
     # The note is the plug-in's: no message, tool use or round of the conversation holds it.
     assert "Background answer" not in canonical_json(
         list(Message.objects.values("content", "tool_uses", "rounds"))

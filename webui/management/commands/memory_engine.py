@@ -3,7 +3,9 @@
 The host runs it for development, demos and tests; the memory plug-in ships no engine.
 
 Its memories live in its own database: ``--database`` (a SQLite file or URL, or a PostgreSQL
-URL), else ``PIPPA_ENGINE_DATABASE_URL``, else ``engine.sqlite3`` beside ``manage.py``.
+URL), else ``PIPPA_ENGINE_DATABASE_URL``, else ``engine.sqlite3`` beside ``manage.py``. It thinks
+through the site's brain door: ``--brain-url``, else ``WEBUI_ADDR`` (the web line's address),
+signed with ``--brain-secret``, else ``PIPPA_MEMORY_BRAIN_SECRET``.
 """
 
 from pathlib import Path
@@ -14,6 +16,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import DatabaseError
 
+from reference_engine.brain_client import BrainClient, door_secret, door_url
 from reference_engine.service import database_url, open_state, serve
 from reference_engine.state import EngineState
 from webui.management.commands.load_demo import DEMO_USERNAME
@@ -53,7 +56,26 @@ class Command(BaseCommand):
             "--answer-delay",
             type=float,
             default=1.0,
-            help="Seconds before the engine answers an ask (it answers on a later turn).",
+            help="Seconds before an ask is due; then it is answered (through the brain door, "
+            "in the background) and rides a later turn.",
+        )
+        parser.add_argument(
+            "--brain-url",
+            default=None,
+            help="The site's brain door: a URL, or the host:port the web server binds "
+            "(default: WEBUI_ADDR; unset: asks and briefs say the door is not configured).",
+        )
+        parser.add_argument(
+            "--brain-secret",
+            default=None,
+            help="The whsec_ secret(s) brain-door calls are signed with, space-separated while "
+            "rotating (default: PIPPA_MEMORY_BRAIN_SECRET, which keeps it off the command line).",
+        )
+        parser.add_argument(
+            "--brain-timeout",
+            type=float,
+            default=30.0,
+            help="Seconds one brain-door call may take before it counts as failed.",
         )
         parser.add_argument(
             "--seed-demo",
@@ -69,9 +91,15 @@ class Command(BaseCommand):
             self.seed_state(state)
             state.database.close()  # gunicorn's worker opens its own connections
         address = f"http://{options['host']}:{options['port']}"
+        brain = BrainClient(
+            door_url(options["brain_url"]),
+            door_secret(options["brain_secret"]),
+            timeout=options["brain_timeout"],
+        )
+        thinks = f"thinking through {brain.url}" if brain.configured else brain.problem
         self.stdout.write(
-            f"Reference memory engine on {address} (contract v3), memories in {url}. "
-            "Ctrl-C stops it."
+            f"Reference memory engine on {address} (contract v3), memories in {url}; "
+            f"{thinks}. Ctrl-C stops it."
         )
         self.stdout.flush()
         serve(
@@ -82,6 +110,7 @@ class Command(BaseCommand):
             control=options["control"],
             threads=options["threads"],
             answer_delay=options["answer_delay"],
+            brain=brain,
         )
 
     def seed_demo(self, engine: Any) -> None:

@@ -1,0 +1,157 @@
+"""The engine's side of cwkPippa's brain door: one signed ``assemble`` call, and what came of it.
+
+The door is at ``WEBUI_ADDR`` (the address the Procfile's web line binds; ``/api/memory/brain/``
+is appended) and every call is signed with ``PIPPA_MEMORY_BRAIN_SECRET`` by the
+``standardwebhooks`` library, as the door checks it (``docs/brain-door.md``). During a rotation
+(several secrets, space-separated) the call carries a signature from each.
+
+A call either gives the door's output (:class:`Judgement`) or raises :class:`DoorFailed`, whose
+``reason`` says in plain words what went wrong and whose ``transient`` says whether trying the
+same call again later may help (the door was busy, throttled, or still running it).
+"""
+
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import requests
+from standardwebhooks import Webhook
+
+DOOR_PATH = "/api/memory/brain/"
+ADDRESS_ENV = "WEBUI_ADDR"
+SECRET_ENV = "PIPPA_MEMORY_BRAIN_SECRET"
+#: Answers that mean "not now" rather than "no": the same call may be tried again later.
+TRANSIENT_STATUSES = {409, 429, 503}
+TRANSIENT_CODES = {"in_progress", "throttled", "busy"}
+#: Every address a server may bind; the door is called on loopback instead.
+ANY_ADDRESS = {"", "0.0.0.0", "::", "[::]"}  # noqa: S104 - names the bind address, binds nothing
+
+
+class DoorFailed(Exception):
+    """The door gave no judgement; ``reason`` says why in plain words."""
+
+    def __init__(self, reason: str, *, transient: bool = False) -> None:
+        super().__init__(reason)
+        self.reason, self.transient = reason, transient
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What the door answered: the role's ``output``, who gave it, and whether anyone reasoned."""
+
+    output: dict[str, Any]
+    vessel: str
+    synthetic: bool
+    request_id: str
+
+
+def door_url(given: str | None) -> str:
+    """The door's URL from ``given`` (a URL, or a ``host:port`` address), else from
+    ``WEBUI_ADDR``; ``""`` when neither is set (the door is not configured)."""
+    address = (given if given is not None else os.environ.get(ADDRESS_ENV, "")).strip()
+    if not address:
+        return ""
+    if "://" in address:
+        return (
+            address
+            if address.rstrip("/").endswith(DOOR_PATH.rstrip("/"))
+            else (address.rstrip("/") + DOOR_PATH)
+        )
+    host, _, port = address.rpartition(":")
+    if host in ANY_ADDRESS:
+        host = "127.0.0.1"
+    return f"http://{host}:{port}{DOOR_PATH}" if port else f"http://{address}{DOOR_PATH}"
+
+
+def door_secret(given: str | None) -> str:
+    """The signing secret(s): ``given``, else ``PIPPA_MEMORY_BRAIN_SECRET``."""
+    return (given if given is not None else os.environ.get(SECRET_ENV, "")).strip()
+
+
+class BrainClient:
+    """Signed calls to the door at ``url``; ``configured`` is False without a URL or a secret
+    (then every call fails at once, saying so)."""
+
+    def __init__(self, url: str, secret: str, *, timeout: float = 30.0) -> None:
+        self.url, self.timeout = url, timeout
+        self.signers: list[Webhook] = []
+        self.problem = ""
+        for each in secret.split():
+            try:
+                self.signers.append(Webhook(each))
+            except Exception:  # whatever decoding raises: the secret cannot sign
+                self.problem = "the brain-door secret is not a whsec_ secret"
+        if not url:
+            self.problem = "no brain door is configured"
+        elif not self.signers:
+            self.problem = self.problem or ("no brain-door secret is configured")
+
+    @property
+    def configured(self) -> bool:
+        return not self.problem
+
+    def headers(self, webhook_id: str, body: str) -> dict[str, str]:
+        now = datetime.now(tz=UTC)
+        signatures = " ".join(signer.sign(webhook_id, now, body) for signer in self.signers)
+        return {
+            "Content-Type": "application/json",
+            "User-Agent": "pippa-reference-engine (brain door)",
+            "webhook-id": webhook_id,
+            "webhook-timestamp": str(int(now.timestamp())),
+            "webhook-signature": signatures,
+        }
+
+    def assemble(
+        self, soul: str, data: dict[str, Any], *, webhook_id: str | None = None
+    ) -> Judgement:
+        """Ask the door to ``assemble`` for ``soul``; a repeated ``webhook_id`` with the same
+        body gets the door's stored answer and runs no vessel again."""
+        if not self.configured:
+            raise DoorFailed(self.problem)
+        body = json.dumps({"role": "assemble", "soul": soul, "input": data}, sort_keys=True)
+        webhook_id = webhook_id or f"msg_{uuid.uuid4().hex}"
+        try:
+            reply = requests.post(
+                self.url,
+                data=body.encode("utf-8"),
+                headers=self.headers(webhook_id, body),
+                timeout=(min(3.0, self.timeout), self.timeout),
+                allow_redirects=False,
+            )
+        except requests.Timeout as exc:
+            raise DoorFailed(f"the brain door did not answer within {self.timeout:g} s") from exc
+        except requests.RequestException as exc:
+            raise DoorFailed(f"the brain door could not be reached ({type(exc).__name__})") from exc
+        return judgement_of(reply)
+
+
+def judgement_of(reply: requests.Response) -> Judgement:
+    """The door's answer as a :class:`Judgement`, else :class:`DoorFailed` saying why."""
+    try:
+        body = reply.json()
+    except ValueError:
+        body = None
+    if reply.status_code != 200:
+        error = body.get("error", {}) if isinstance(body, dict) else {}
+        code = error.get("code", "") if isinstance(error, dict) else ""
+        message = error.get("message", "") if isinstance(error, dict) else ""
+        transient = reply.status_code in TRANSIENT_STATUSES and code in TRANSIENT_CODES
+        said = f" {code}: {message}" if code else ""
+        raise DoorFailed(
+            f"the brain door answered {reply.status_code}{said}".rstrip(), transient=transient
+        )
+    output = body.get("output") if isinstance(body, dict) else None
+    if not isinstance(output, dict) or not isinstance(output.get("block"), str):
+        raise DoorFailed("the brain door's answer was not an assembled block")
+    used = output.get("used")
+    if not isinstance(used, list) or not all(isinstance(i, str) for i in used):
+        raise DoorFailed("the brain door's answer did not list the facts it used")
+    return Judgement(
+        output=output,
+        vessel=str(body.get("vessel", "")),
+        synthetic=bool(body.get("synthetic", False)),
+        request_id=str(body.get("request_id", "")),
+    )
