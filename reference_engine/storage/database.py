@@ -104,16 +104,14 @@ class Database:
         A SQLite write takes the write lock at once (``BEGIN IMMEDIATE``) so two writers never
         deadlock upgrading a read; PostgreSQL writers queue on the rows they update.
         """
+        if self.postgres and not write:
+            # READ COMMITTED gives each statement its own snapshot, so a read transaction
+            # would only add two round trips: reads run in autocommit.
+            with self.statement() as cursor:
+                yield cursor
+            return
         with self.connection() as raw:
             cursor = raw.cursor()
-            if self.postgres and not write:
-                # READ COMMITTED gives each statement its own snapshot, so a read transaction
-                # would only add two round trips: reads run in autocommit.
-                try:
-                    yield Cursor(cursor, postgres=True)
-                finally:
-                    cursor.close()
-                return
             if self.postgres:
                 cursor.execute("BEGIN")
             else:
@@ -125,6 +123,22 @@ class Database:
                 raise
             else:
                 cursor.execute("COMMIT")
+            finally:
+                cursor.close()
+
+    @contextmanager
+    def statement(self) -> Iterator[Cursor]:
+        """For statements each of which is a transaction of its own: on PostgreSQL they run in
+        autocommit, so each is committed (durably) before the database answers it, in one round
+        trip; SQLite runs them in one write transaction, committed when the block ends."""
+        if not self.postgres:
+            with self.write() as cursor:
+                yield cursor
+            return
+        with self.connection() as raw:
+            cursor = raw.cursor()
+            try:
+                yield Cursor(cursor, postgres=True)
             finally:
                 cursor.close()
 

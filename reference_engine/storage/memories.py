@@ -22,12 +22,15 @@ INSERT_ITEM = (
     "src_conversation, src_message, src_tool_use, added_rev)"
 )
 PLACES = ", ".join(["?"] * 12)
-ADD_ON_POSTGRES = f"""
-WITH head AS ({HEAD_MOVE}), item AS (
+ITEM_AND_SCOPE = f"""item AS (
     {INSERT_ITEM} SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, head.head FROM head
-    RETURNING seq, added_rev, scope)
-INSERT INTO engine_scopes (item_seq, rev, scope) SELECT seq, added_rev, scope FROM item
-RETURNING rev"""
+    RETURNING seq, added_rev, scope),
+scoped AS (
+    INSERT INTO engine_scopes (item_seq, rev, scope) SELECT seq, added_rev, scope FROM item
+    RETURNING rev)"""
+"""PostgreSQL: the item (its values as :func:`item_values` gives them) and its scope row, at
+the revision of a ``head`` named earlier in the same statement."""
+ADD_ON_POSTGRES = f"WITH head AS ({HEAD_MOVE}), {ITEM_AND_SCOPE} SELECT rev FROM scoped"
 
 
 def word_column(text: str) -> str:
@@ -44,22 +47,19 @@ def memory_of(row: tuple[Any, ...]) -> Memory:
     )
 
 
-def add_memory(
-    cursor: Cursor,
-    soul: str,
-    *,
-    text: str,
-    scope: str,
-    said_by: dict[str, str] | None,
-    source: dict[str, Any],
-) -> int:
-    """Keep one memory and move the head; the new head number."""
+def item_values(
+    soul: str, *, text: str, scope: str, said_by: dict[str, str] | None, source: dict[str, Any]
+) -> list[Any]:
+    """A new item's values in :data:`INSERT_ITEM`'s order, all but the revision that adds it.
+
+    A bad scope is a ValueError; a private memory with no member to own it, :class:`NoOwner`.
+    """
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {list(SCOPES)}, not {scope!r}")
     if scope == "private" and said_by is None:
         raise NoOwner("A private memory needs the member who said it.")
     owner, name = (said_by["member"], said_by["name"]) if said_by else (None, None)
-    values = [
+    return [
         f"m{uuid.uuid4().hex[:12]}",
         soul,
         text,
@@ -72,6 +72,19 @@ def add_memory(
         source.get("message"),
         source.get("tool_use"),
     ]
+
+
+def add_memory(
+    cursor: Cursor,
+    soul: str,
+    *,
+    text: str,
+    scope: str,
+    said_by: dict[str, str] | None,
+    source: dict[str, Any],
+) -> int:
+    """Keep one memory and move the head; the new head number."""
+    values = item_values(soul, text=text, scope=scope, said_by=said_by, source=source)
     if cursor.postgres:
         # One round trip for the head, the item and its scope row: a turn event's transaction
         # is then three statements and its commit.
