@@ -78,9 +78,9 @@ class Database:
         # WAL with NORMAL survives a killed process (only a power cut may lose the last commit).
         raw.execute("PRAGMA synchronous=NORMAL")
         raw.execute("PRAGMA busy_timeout=30000")
-        # Recall reads rows scattered over the file: keep them in this connection's cache
-        # (64 MiB) and read the file through a memory map rather than copying each page.
-        raw.execute("PRAGMA cache_size=-65536")
+        # Recall reads rows scattered over the file: read it through a memory map (up to
+        # 256 MiB, shared by every connection through the OS) rather than copying each page
+        # into a cache of this connection's own.
         raw.execute("PRAGMA mmap_size=268435456")
         return raw
 
