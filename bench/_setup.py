@@ -34,7 +34,7 @@ def arguments(description: str, **rounds: tuple[int, int]) -> argparse.Namespace
         parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=None)
     args = parser.parse_args()
     global QUICK
-    QUICK = QUICK or args.quick
+    QUICK = args.quick = QUICK or args.quick  # BENCH_QUICK=1 counts as --quick
     if QUICK:
         os.environ["BENCH_QUICK"] = "1"
     for name, (full, quick) in rounds.items():

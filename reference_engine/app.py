@@ -83,10 +83,20 @@ def encoded(answer: Answer) -> tuple[str, list[tuple[str, str]], Iterable[bytes]
 class EngineApp:
     """The WSGI application of one engine: its state, token, faults, request log and door."""
 
-    def __init__(self, state: EngineState, *, token: str = "", control: bool = False) -> None:
+    def __init__(
+        self,
+        state: EngineState,
+        *,
+        token: str = "",
+        control: bool = False,
+        log_requests: bool | None = None,
+    ) -> None:
+        """``log_requests`` (default: with the control door, the log's only reader) keeps every
+        contract request in memory; a household's engine keeps none, so it never grows."""
         self.state = state
         self.token = token
         self.control = control
+        self.log_requests = control if log_requests is None else log_requests
         self.faults = Faults()
         self.log = RequestLog()
         self.door = ControlDoor(state=state, faults=self.faults, log=self.log)
@@ -112,16 +122,17 @@ class EngineApp:
             if not self.control:
                 return error(404, "not_found", f"No route {method} {path}.")
             return answer_control_call(self.door, method, path, body)
-        self.log.add(
-            {
-                "method": method,
-                "path": path,
-                "query": query,
-                "headers": dict(headers.items()),
-                "body": None if isinstance(body, ValueError) else body,
-                "at": now_iso(),
-            }
-        )
+        if self.log_requests:
+            self.log.add(
+                {
+                    "method": method,
+                    "path": path,
+                    "query": query,
+                    "headers": dict(headers.items()),
+                    "body": None if isinstance(body, ValueError) else body,
+                    "at": now_iso(),
+                }
+            )
         sock = environ.get("engine.socket") or environ.get("gunicorn.socket")
         fault = self.faults.take(path, method)
         if fault:

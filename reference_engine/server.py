@@ -81,7 +81,8 @@ class ReferenceEngine:
         self.scratch = None if database else Path(tempfile.mkdtemp(prefix="engine-"))
         self.database = Database(database or str(self.scratch / "engine.sqlite3"))
         self.state = EngineState(self.database, answer_delay=answer_delay, brain=brain)
-        self.app = EngineApp(self.state, token=token, control=control)
+        # The tests read what this engine received (:attr:`received`), door or no door.
+        self.app = EngineApp(self.state, token=token, control=control, log_requests=True)
         self.server = EngineServer((host, port), EngineRequestHandler)
         self.server.set_app(self.app)
         self.thread: threading.Thread | None = None

@@ -20,6 +20,7 @@ from reference_engine.souls import STOP_WORDS, Memory, UnknownItem, now_iso, wor
 from reference_engine.storage import asks as ask_rows
 from reference_engine.storage import memories as rows
 from reference_engine.storage.database import Database
+from reference_engine.storage.ingest import record_turn
 from reference_engine.storage.ranking import most_recent, ranked_matches
 from reference_engine.storage.revisions import (
     block_at,
@@ -218,21 +219,13 @@ class EngineState:
 
         A malformed event is a ValueError or KeyError, and nothing of it is kept.
         """
-        remembered = remembered_by_event(event)
-        soul = str(event["soul"])
-        with self.database.write() as cursor:
-            if not ask_rows.claim_event(cursor, str(event["id"]), soul, now_iso()):
-                return False
-            for new in remembered:
-                rows.add_memory(
-                    cursor,
-                    soul,
-                    text=new.text,
-                    scope=new.scope,
-                    said_by=new.said_by,
-                    source=new.source,
-                )
-        return True
+        return record_turn(
+            self.database,
+            event_id=str(event["id"]),
+            soul=str(event["soul"]),
+            received_at=now_iso(),
+            kept=remembered_by_event(event),
+        )
 
     # -- asks ---------------------------------------------------------------------------------
     def ask(self, soul: str, conversation: str, question: str, *, viewer: str | None = None) -> str:

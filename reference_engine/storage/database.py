@@ -26,8 +26,12 @@ class Cursor:
         self.raw = raw
         self.postgres = postgres
 
+    def placeholders(self, sql: str) -> str:
+        """``sql`` with its ``?`` placeholders as this database's driver spells them."""
+        return sql.replace("?", "%s") if self.postgres else sql
+
     def run(self, sql: str, params: Sequence[Any] = ()) -> "Cursor":
-        self.raw.execute(sql.replace("?", "%s") if self.postgres else sql, tuple(params))
+        self.raw.execute(self.placeholders(sql), tuple(params))
         return self
 
     def one(self) -> tuple[Any, ...] | None:
@@ -74,6 +78,10 @@ class Database:
         # WAL with NORMAL survives a killed process (only a power cut may lose the last commit).
         raw.execute("PRAGMA synchronous=NORMAL")
         raw.execute("PRAGMA busy_timeout=30000")
+        # Recall reads rows scattered over the file: read it through a memory map (up to
+        # 256 MiB, shared by every connection through the OS) rather than copying each page
+        # into a cache of this connection's own.
+        raw.execute("PRAGMA mmap_size=268435456")
         return raw
 
     @contextmanager
@@ -96,16 +104,14 @@ class Database:
         A SQLite write takes the write lock at once (``BEGIN IMMEDIATE``) so two writers never
         deadlock upgrading a read; PostgreSQL writers queue on the rows they update.
         """
+        if self.postgres and not write:
+            # READ COMMITTED gives each statement its own snapshot, so a read transaction
+            # would only add two round trips: reads run in autocommit.
+            with self.statement() as cursor:
+                yield cursor
+            return
         with self.connection() as raw:
             cursor = raw.cursor()
-            if self.postgres and not write:
-                # READ COMMITTED gives each statement its own snapshot, so a read transaction
-                # would only add two round trips: reads run in autocommit.
-                try:
-                    yield Cursor(cursor, postgres=True)
-                finally:
-                    cursor.close()
-                return
             if self.postgres:
                 cursor.execute("BEGIN")
             else:
@@ -117,6 +123,22 @@ class Database:
                 raise
             else:
                 cursor.execute("COMMIT")
+            finally:
+                cursor.close()
+
+    @contextmanager
+    def statement(self) -> Iterator[Cursor]:
+        """For statements each of which is a transaction of its own: on PostgreSQL they run in
+        autocommit, so each is committed (durably) before the database answers it, in one round
+        trip; SQLite runs them in one write transaction, committed when the block ends."""
+        if not self.postgres:
+            with self.write() as cursor:
+                yield cursor
+            return
+        with self.connection() as raw:
+            cursor = raw.cursor()
+            try:
+                yield Cursor(cursor, postgres=True)
             finally:
                 cursor.close()
 

@@ -10,11 +10,27 @@ from typing import Any
 
 from reference_engine.souls import SCOPES, Memory, NoOwner, UnknownItem, now_iso, words_of
 from reference_engine.storage.database import Cursor
-from reference_engine.storage.revisions import move_head
+from reference_engine.storage.revisions import HEAD_MOVE, move_head
 
 COLUMNS = "seq, id, text, at, scope, owner, owner_name, src_conversation, src_message, src_tool_use"
 LIVE = "forgotten_rev IS NULL"
 VISIBLE = "(scope = 'household' OR owner = ?)"  # owner = NULL is never true
+
+
+INSERT_ITEM = (
+    "INSERT INTO engine_items (id, soul, text, words, at, scope, owner, owner_name, "
+    "src_conversation, src_message, src_tool_use, added_rev)"
+)
+PLACES = ", ".join(["?"] * 12)
+ITEM_AND_SCOPE = f"""item AS (
+    {INSERT_ITEM} SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, head.head FROM head
+    RETURNING seq, added_rev, scope),
+scoped AS (
+    INSERT INTO engine_scopes (item_seq, rev, scope) SELECT seq, added_rev, scope FROM item
+    RETURNING rev)"""
+"""PostgreSQL: the item (its values as :func:`item_values` gives them) and its scope row, at
+the revision of a ``head`` named earlier in the same statement."""
+ADD_ON_POSTGRES = f"WITH head AS ({HEAD_MOVE}), {ITEM_AND_SCOPE} SELECT rev FROM scoped"
 
 
 def word_column(text: str) -> str:
@@ -31,6 +47,33 @@ def memory_of(row: tuple[Any, ...]) -> Memory:
     )
 
 
+def item_values(
+    soul: str, *, text: str, scope: str, said_by: dict[str, str] | None, source: dict[str, Any]
+) -> list[Any]:
+    """A new item's values in :data:`INSERT_ITEM`'s order, all but the revision that adds it.
+
+    A bad scope is a ValueError; a private memory with no member to own it, :class:`NoOwner`.
+    """
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be one of {list(SCOPES)}, not {scope!r}")
+    if scope == "private" and said_by is None:
+        raise NoOwner("A private memory needs the member who said it.")
+    owner, name = (said_by["member"], said_by["name"]) if said_by else (None, None)
+    return [
+        f"m{uuid.uuid4().hex[:12]}",
+        soul,
+        text,
+        word_column(text),
+        now_iso(),
+        scope,
+        owner,
+        name,
+        source.get("conversation"),
+        source.get("message"),
+        source.get("tool_use"),
+    ]
+
+
 def add_memory(
     cursor: Cursor,
     soul: str,
@@ -41,38 +84,47 @@ def add_memory(
     source: dict[str, Any],
 ) -> int:
     """Keep one memory and move the head; the new head number."""
-    if scope not in SCOPES:
-        raise ValueError(f"scope must be one of {list(SCOPES)}, not {scope!r}")
-    if scope == "private" and said_by is None:
-        raise NoOwner("A private memory needs the member who said it.")
+    values = item_values(soul, text=text, scope=scope, said_by=said_by, source=source)
+    if cursor.postgres:
+        # One round trip for the head, the item and its scope row: a turn event's transaction
+        # is then three statements and its commit.
+        row = cursor.run(ADD_ON_POSTGRES, [soul, *values]).one()
+        assert row is not None
+        return int(row[0])
     head = move_head(cursor, soul)
-    owner, name = (said_by["member"], said_by["name"]) if said_by else (None, None)
-    row = cursor.run(
-        "INSERT INTO engine_items (id, soul, text, words, at, scope, owner, owner_name, "
-        "src_conversation, src_message, src_tool_use, added_rev) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-        [
-            f"m{uuid.uuid4().hex[:12]}",
-            soul,
-            text,
-            word_column(text),
-            now_iso(),
-            scope,
-            owner,
-            name,
-            source.get("conversation"),
-            source.get("message"),
-            source.get("tool_use"),
-            head,
-        ],
-    ).one()
+    row = cursor.run(f"{INSERT_ITEM} VALUES ({PLACES}) RETURNING seq", [*values, head]).one()
     assert row is not None
     seq = int(row[0])
     cursor.run(
         "INSERT INTO engine_scopes (item_seq, rev, scope) VALUES (?, ?, ?)", [seq, head, scope]
     )
+    cursor.run("INSERT INTO engine_items_fts (rowid, text) VALUES (?, ?)", [seq, text])
+    return head
+
+
+def add_household_memories(cursor: Cursor, soul: str, texts: list[str]) -> int:
+    """Keep many household memories from an unattended run at one new revision (an import, or
+    a benchmark's seed), in a few statements however many there are; the new head number."""
+    head = move_head(cursor, soul)
+    at = now_iso()
+    cursor.raw.executemany(
+        cursor.placeholders(
+            "INSERT INTO engine_items (id, soul, text, words, at, scope, added_rev) "
+            "VALUES (?, ?, ?, ?, ?, 'household', ?)"
+        ),
+        [(f"m{uuid.uuid4().hex[:12]}", soul, t, word_column(t), at, head) for t in texts],
+    )
+    cursor.run(
+        "INSERT INTO engine_scopes (item_seq, rev, scope) "
+        "SELECT seq, added_rev, scope FROM engine_items WHERE soul = ? AND added_rev = ?",
+        [soul, head],
+    )
     if not cursor.postgres:
-        cursor.run("INSERT INTO engine_items_fts (rowid, text) VALUES (?, ?)", [seq, text])
+        cursor.run(
+            "INSERT INTO engine_items_fts (rowid, text) "
+            "SELECT seq, text FROM engine_items WHERE soul = ? AND added_rev = ?",
+            [soul, head],
+        )
     return head
 
 

@@ -39,8 +39,11 @@ def ranked_matches(
         params = [*chosen, soul, viewer, *framed, limit]
     else:
         match = " OR ".join('"' + word.replace('"', '""') + '"' for word in chosen)
+        # CROSS JOIN keeps the full-text match the outer loop: SQLite may otherwise walk every
+        # live item of the soul and run the match once per item.
         sql = (
-            f"SELECT {SELECTED} FROM engine_items_fts f JOIN engine_items i ON i.seq = f.rowid "
+            f"SELECT {SELECTED} FROM engine_items_fts f CROSS JOIN engine_items i "
+            "ON i.seq = f.rowid "
             f"WHERE engine_items_fts MATCH ? AND i.soul = ? AND i.{LIVE} AND {visible} "
             f"ORDER BY {score} DESC, bm25(engine_items_fts), i.seq DESC LIMIT ?"
         )

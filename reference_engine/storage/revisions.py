@@ -32,14 +32,16 @@ def head_number(cursor: Cursor, soul: str) -> int:
     return int(row[0]) if row else 0
 
 
+HEAD_MOVE = (
+    "INSERT INTO engine_souls (soul, head) VALUES (?, 1) "
+    "ON CONFLICT (soul) DO UPDATE SET head = engine_souls.head + 1 RETURNING head"
+)
+"""Move a soul's head one step (its first change makes it 1); the statement returns the head."""
+
+
 def move_head(cursor: Cursor, soul: str) -> int:
     """Move the soul's head one step (inside the caller's write transaction); the new number."""
-    cursor.run(
-        "INSERT INTO engine_souls (soul, head) VALUES (?, 0) ON CONFLICT (soul) DO NOTHING", [soul]
-    )
-    row = cursor.run(
-        "UPDATE engine_souls SET head = head + 1 WHERE soul = ? RETURNING head", [soul]
-    ).one()
+    row = cursor.run(HEAD_MOVE, [soul]).one()
     assert row is not None
     return int(row[0])
 

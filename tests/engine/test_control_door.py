@@ -3,7 +3,9 @@
 import requests
 
 from reference_engine import ReferenceEngine
+from reference_engine.app import EngineApp
 
+from .calls import send, turn_event
 from .conftest import TOKEN
 from .processes import engine_process
 
@@ -28,3 +30,19 @@ def test_manage_py_memory_engine_opens_the_control_door_only_when_told(tmp_path:
         assert requests.get(url + "/_control/requests", timeout=5).status_code == 404
     with engine_process(database, "--control") as (url, _):
         assert requests.get(url + "/_control/requests", timeout=5).status_code == 200
+
+
+def test_an_engine_without_the_control_door_keeps_no_request_log(tmp_path: str) -> None:
+    """The request log is read only through the door; a household's engine, up for months,
+    must not keep every turn event it was sent in memory."""
+    engine = ReferenceEngine(token=TOKEN, database=f"{tmp_path}/engine.sqlite3").start()
+    household = EngineApp(engine.state, token=TOKEN)  # as gunicorn serves it without --control
+    engine.server.set_app(household)
+    try:
+        assert send(engine.url, turn_event("the bins go out on Tuesday")).status_code == 202
+        assert [m.text for m in engine.state.souls["pippa"].memories] == [
+            "the bins go out on Tuesday"
+        ]
+        assert household.log.all() == []
+    finally:
+        engine.stop()

@@ -81,3 +81,23 @@ def test_no_match_falls_back_to_the_most_recent_and_says_so(
     assert found["match"] == "fallback"
     assert [i["text"] for i in found["items"]] == ["two things", "three things"]
     assert found["fallback"]["reason"] == "no memory matched the query"
+
+
+def test_memories_added_in_bulk_are_ranked_by_recall_at_one_new_revision(
+    durable_engine: ReferenceEngine,
+) -> None:
+    from reference_engine.storage.memories import add_household_memories
+
+    durable_engine.state.remember("pippa", "The kettle is in the garden shed.")
+    texts = [f"note {n}: the {FILLER[n % 8]} thing" for n in range(2000)]
+    texts.insert(700, "The blue tin on the library shelf holds the tea.")
+    with durable_engine.database.write() as cursor:
+        add_household_memories(cursor, "pippa", texts)
+
+    assert durable_engine.state.head("pippa") == "r2"  # one revision for the whole import
+    found = recall(durable_engine.url, "blue tin library tea", limit=3)
+    assert found["items"][0]["text"] == "The blue tin on the library shelf holds the tea."
+    assert found["items"][0]["scope"] == "household"
+    block = durable_engine.state.block("pippa", "r2")
+    assert len(block["items"]) == 2002
+    assert durable_engine.state.block("pippa", "r1")["items"] == block["items"][:1]

@@ -30,6 +30,9 @@ DEMO_PRIVATE_MEMORY = ("pippa", "The demo member is planning a surprise party fo
 
 class Command(BaseCommand):
     help = "Run the reference memory engine (engine contract v3 and v2) for development and demos."
+    # The engine never touches the site's tables, and the site's checks (about a second) would
+    # stand between a restart and its first answer: ``manage.py check`` and the web run them.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--host", default="127.0.0.1")

@@ -1,0 +1,50 @@
+"""Taking in a turn event: its id claimed once (each event acts once) and the memories it left
+kept, committed together before the engine answers.
+
+On PostgreSQL an event that keeps at most one memory (almost every turn) is one statement in
+autocommit: the claim, the head, the item and its scope row commit in a single round trip, and
+only when the claim was new. Other events, and every event on SQLite, run as one transaction.
+"""
+
+from reference_engine.events import NewMemory
+from reference_engine.storage.asks import claim_event
+from reference_engine.storage.database import Database
+from reference_engine.storage.memories import ITEM_AND_SCOPE, add_memory, item_values
+
+CLAIM = (
+    "INSERT INTO engine_events (id, soul, received_at) VALUES (?, ?, ?) "
+    "ON CONFLICT (id) DO NOTHING RETURNING id"
+)
+CLAIM_AND_ADD = f"""
+WITH claimed AS ({CLAIM}),
+head AS (
+    INSERT INTO engine_souls (soul, head) SELECT ?, 1 FROM claimed
+    ON CONFLICT (soul) DO UPDATE SET head = engine_souls.head + 1 RETURNING head),
+{ITEM_AND_SCOPE}
+SELECT count(*) FROM claimed"""
+
+
+def record_turn(
+    database: Database, *, event_id: str, soul: str, received_at: str, kept: list[NewMemory]
+) -> bool:
+    """Claim ``event_id`` and keep the memories ``kept``; False when the id was claimed before
+    (nothing is kept again). Committed before it returns."""
+    if database.postgres and len(kept) <= 1:
+        claim = [event_id, soul, received_at]
+        with database.statement() as cursor:
+            if not kept:
+                return cursor.run(CLAIM, claim).one() is not None
+            new = kept[0]
+            values = item_values(
+                soul, text=new.text, scope=new.scope, said_by=new.said_by, source=new.source
+            )
+            row = cursor.run(CLAIM_AND_ADD, [*claim, soul, *values]).one()
+            return row is not None and int(row[0]) == 1
+    with database.write() as cursor:
+        if not claim_event(cursor, event_id, soul, received_at):
+            return False
+        for new in kept:
+            add_memory(
+                cursor, soul, text=new.text, scope=new.scope, said_by=new.said_by, source=new.source
+            )
+    return True
