@@ -22,6 +22,7 @@ from webui.turns import lock
 from webui.turns.events import TurnDone, TurnFailed
 from webui.turns.service import retry_turn, run_turn, stream_turn
 from webui.vessels import registry
+from webui.vessels.offline import OfflineAdapter
 
 from .fakes import GatedAdapter, ScriptedStreamAdapter
 
@@ -134,6 +135,31 @@ def test_a_vessel_call_blocked_past_the_lease_keeps_it_by_the_heartbeat(
     assert conversation.messages.filter(role="assistant").count() == 1
 
 
+class RivalClaimsDuringTheCall(OfflineAdapter):
+    """The offline vessel, during whose call the turn's lease lapses and another turn claims the
+    conversation (a server too slow to renew, say)."""
+
+    def send(self, request: dict[str, Any]) -> dict[str, Any]:
+        conversation = Conversation.objects.get(vessel=self.vessel)
+        Conversation.objects.filter(pk=conversation.pk).update(
+            turn_lease_until=timezone.now() - timedelta(seconds=1)
+        )
+        lock.claim_turn(conversation)
+        return super().send(request)
+
+
+def test_a_turn_that_lost_its_lock_runs_no_tool(
+    conversation: Conversation, monkeypatch: pytest.MonkeyPatch, recording_tool: Any
+) -> None:
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", RivalClaimsDuringTheCall)
+
+    events = list(stream_turn(conversation=conversation, text="remember I like tea"))
+
+    assert isinstance(events[-1], TurnFailed)
+    assert events[-1].error.code == "turn_lost"
+    assert recording_tool.calls == []  # the tool (a remember, an ask) never ran
+
+
 def test_a_conversation_deleted_mid_turn_reports_that_it_was_deleted(
     conversation: Conversation, monkeypatch: pytest.MonkeyPatch, saved_replies: list[Any]
 ) -> None:
@@ -159,6 +185,8 @@ def test_a_conversation_deleted_mid_turn_reports_that_it_was_deleted(
 def quick_to_give_up_on_locks() -> Any:
     """Every connection (this thread's and those the turn's threads open) gives up on a locked
     SQLite after a tenth of a second, where the site's own timeout would wait ten."""
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite's own lock")
 
     def short_timeout(sender: Any, connection: Any, **kwargs: Any) -> None:
         connection.cursor().execute("PRAGMA busy_timeout=100")
@@ -193,8 +221,6 @@ def test_a_locked_sqlite_during_renewal_keeps_the_reply(
     settings: Any,
     quick_to_give_up_on_locks: Any,
 ) -> None:
-    if connection.vendor != "sqlite":
-        pytest.skip("SQLite's own lock")
     settings.WEBUI = {"TURN_LEASE_SECONDS": 1.5}  # a beat every half second
     holders: list[threading.Thread] = []
 
@@ -216,6 +242,36 @@ def test_a_locked_sqlite_during_renewal_keeps_the_reply(
     reply = events[-1].result.assistant_message
     assert reply.content == "Once upon a time there was tea."
     assert Message.objects.get(pk=reply.pk).answers_id == events[-1].result.user_message.pk
+
+
+def test_a_reply_the_locked_database_never_lets_be_saved_is_told_and_its_text_kept(
+    conversation: Conversation,
+    monkeypatch: pytest.MonkeyPatch,
+    quick_to_give_up_on_locks: Any,
+) -> None:
+    conversation.vessel.deadline = 1.0  # the turn's budget for trying again
+    conversation.vessel.save()
+    holders: list[threading.Thread] = []
+
+    def lock_the_database_for_good(index: int) -> None:
+        if index == len(ScriptedStreamAdapter.pieces) - 1:
+            holding = threading.Event()
+            holders.append(hold_the_write_lock(4.0, holding))
+            assert holding.wait(WAIT)
+
+    monkeypatch.setattr(ScriptedStreamAdapter, "between", staticmethod(lock_the_database_for_good))
+    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", ScriptedStreamAdapter)
+
+    events = list(stream_turn(conversation=conversation, text="tell me a story", streamed=True))
+    holders[0].join(WAIT)
+
+    assert isinstance(events[-1], TurnFailed), events[-1]
+    error = events[-1].error
+    assert (error.code, error.status) == ("reply_not_saved", 503)
+    assert "could not be saved" in error.message
+    assert error.details["reply_text"] == "Once upon a time there was tea."
+    assert error.user_message == conversation.messages.get(role="user")
+    assert not conversation.messages.filter(role="assistant").exists()
 
 
 def test_the_admin_refuses_to_delete_a_conversation_a_live_turn_writes_in(

@@ -62,12 +62,13 @@ def refused_save(lock: TurnLock, message: Message) -> TurnError | None:
     return None
 
 
-def database_busy(message: Message, *, budget: float) -> TurnError:
-    """The database stayed locked past the turn's budget before the vessel was done."""
+def database_busy(message: Message | None, *, budget: float) -> TurnError:
+    """The database stayed locked past the turn's budget before the vessel was done (or, with no
+    ``message``, before the turn could start: nothing was saved)."""
+    then = "Your message is kept: press Retry." if message else "Nothing was saved: send again."
     return TurnError(
         code="database_busy",
-        message=f"The database stayed busy for {budget:g} s, so the reply could not go on. Your "
-        "message is kept: press Retry.",
+        message=f"The database stayed busy for {budget:g} s, so the reply could not go on. {then}",
         status=503,
         user_message=message,
     )

@@ -39,7 +39,9 @@ class LeaseHeartbeat:
         trace: TracebackType | None,
     ) -> None:
         self.stopped.set()
-        self.thread.join()
+        # A beat stuck behind a lock is not waited for past a lease: it can only match this turn's
+        # row, which the turn releases next, so a late beat changes nothing.
+        self.thread.join(timeout=lease_seconds())
 
     def run(self) -> None:
         interval = lease_seconds() / 3

@@ -152,39 +152,46 @@ def live_lease() -> ExpressionWrapper:
     return ExpressionWrapper(Q(turn_lease_until__gte=Now()), output_field=BooleanField())
 
 
-def claim_turn(conversation: Conversation, *, resuming: uuid.UUID | None = None) -> TurnLock:
+def claim_turn(
+    conversation: Conversation, *, resuming: uuid.UUID | None = None, keep: bool = True
+) -> TurnLock:
     """Take the conversation's turn lock, free or lapsed; raise :class:`TurnBusy` naming the
     running turn while its lease holds (nothing is written then), :class:`ConversationGone` when
     the conversation was deleted. A lapsed turn's partial reply is kept, marked interrupted
     (:func:`~webui.turns.interrupted.keep_interrupted_reply`), unless it answered ``resuming``,
-    the message this claim is about to answer again (a retry replays its saved rounds instead)."""
+    the message this claim is about to answer again (a retry replays its saved rounds instead),
+    or ``keep`` is false (a delete: the conversation goes with it)."""
     turn_id = str(uuid.uuid4())
-    with transaction.atomic():
-        row = (
-            Conversation.objects.select_for_update()
-            .filter(pk=conversation.pk)
-            .annotate(live=live_lease())
-            .values("running_turn_id", "live", "turn_message_id", "turn_partial_text")
-            .first()
-        )
-        if row is None:
-            raise ConversationGone(str(conversation.pk))
-        if row["running_turn_id"] is not None:
-            if row["live"]:
-                raise TurnBusy(str(row["running_turn_id"]))
-            if row["turn_message_id"] is None or row["turn_message_id"] != resuming:
-                keep_interrupted_reply(
-                    conversation=conversation,
-                    message_id=row["turn_message_id"],
-                    text=row["turn_partial_text"],
-                )
-        Conversation.objects.filter(pk=conversation.pk).update(
-            running_turn_id=turn_id,
-            turn_lease_until=lease_end(),
-            turn_stop_requested=False,
-            turn_message_id=None,
-            turn_partial_text="",
-        )
+
+    def claim() -> None:
+        with transaction.atomic():
+            row = (
+                Conversation.objects.select_for_update()
+                .filter(pk=conversation.pk)
+                .annotate(live=live_lease())
+                .values("running_turn_id", "live", "turn_message_id", "turn_partial_text")
+                .first()
+            )
+            if row is None:
+                raise ConversationGone(str(conversation.pk))
+            if row["running_turn_id"] is not None:
+                if row["live"]:
+                    raise TurnBusy(str(row["running_turn_id"]))
+                if keep and row["turn_message_id"] != resuming:
+                    keep_interrupted_reply(
+                        conversation=conversation,
+                        message_id=row["turn_message_id"],
+                        text=row["turn_partial_text"],
+                    )
+            Conversation.objects.filter(pk=conversation.pk).update(
+                running_turn_id=turn_id,
+                turn_lease_until=lease_end(),
+                turn_stop_requested=False,
+                turn_message_id=None,
+                turn_partial_text="",
+            )
+
+    retry_while_locked(claim, budget=lease_seconds(), what="A turn's claim")
     return TurnLock(
         conversation_id=conversation.pk, turn_id=turn_id, budget=conversation.vessel.deadline
     )

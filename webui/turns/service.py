@@ -45,6 +45,7 @@ from webui.turns.lock import (
     TurnLock,
     TurnLost,
     claim_turn,
+    lease_seconds,
     release_turn,
 )
 from webui.turns.saving import save_reply, save_user_message
@@ -129,6 +130,9 @@ def locked_turn_events(
         return
     except ConversationGone:
         yield TurnFailed(conversation_deleted(conversation.pk))
+        return
+    except DatabaseBusy:
+        yield TurnFailed(database_busy(None, budget=lease_seconds()))
         return
     try:
         with LeaseHeartbeat(lock):

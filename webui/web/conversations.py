@@ -67,7 +67,7 @@ def delete_conversation(*, conversation: Conversation) -> None:
     theirs once it has been idle, :mod:`webui.turns.history`).
     """
     try:
-        lock = claim_turn(conversation)
+        lock = claim_turn(conversation, keep=False)
     except TurnBusy as busy:
         raise ConversationError(
             "A reply is being written in this conversation; stop it or wait for it, then delete.",
