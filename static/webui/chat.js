@@ -433,6 +433,16 @@
   const notice = document.querySelector("main > .notice");
   if (notice) window.scrollTo(0, 0);
   if (JSON.parse(document.getElementById("last-unanswered").textContent)) {
-    showError("Your last message has no reply yet.", history[history.length - 1].id);
+    // What a reply had when its server process died, kept on the server for the next turn.
+    const arrived = JSON.parse(document.getElementById("what-arrived").textContent);
+    if (arrived) {
+      const cut = writingReply();
+      cut.add(arrived);
+      cut.item.classList.replace("writing", "cut-off");
+      cut.item.querySelector(".who").textContent = soul + " · interrupted";
+    }
+    showError(arrived
+      ? "The server stopped while writing this reply; what had arrived is shown. Send a new message to keep it (marked interrupted), or Retry for a whole answer."
+      : "Your last message has no reply yet.", history[history.length - 1].id);
   }
 })();

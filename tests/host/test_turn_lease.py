@@ -295,3 +295,23 @@ def test_the_admin_refuses_to_delete_a_conversation_a_live_turn_writes_in(
     deleted = client.post(url, {"post": "yes"})
     assert deleted.status_code == 302
     assert not Conversation.objects.filter(pk=conversation.pk).exists()
+
+
+def test_the_page_shows_what_arrived_before_the_server_died_and_not_while_a_reply_is_live(
+    client: Any, user: Any, conversation: Conversation
+) -> None:
+    client.force_login(user)
+    dead_turn(conversation, partial="Once upon a <b>", lapsed=False)
+    url = f"/conversations/{conversation.pk}/"
+
+    live = client.get(url).context["what_arrived"]
+    Conversation.objects.filter(pk=conversation.pk).update(
+        turn_lease_until=timezone.now() - timedelta(seconds=1)
+    )
+    page = client.get(url)
+
+    assert live == ""
+    assert page.context["what_arrived"] == "Once upon a <b>"
+    assert '<script id="what-arrived" type="application/json">"Once upon a \\u003Cb\\u003E"' in (
+        page.content.decode()
+    )
