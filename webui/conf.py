@@ -42,6 +42,10 @@ DEFAULTS: dict[str, Any] = {
     # many and bytes. Snapshots never change, so nothing else drops them. Read at start.
     "VAULT_CACHE_TEXTS": 256,
     "VAULT_CACHE_MAX_BYTES": 16 * 1024 * 1024,
+    # The lease a running turn holds its conversation by (webui.turns.lock), in seconds, renewed by
+    # a heartbeat every third of it: a process killed mid-turn frees the conversation this long
+    # after its last beat.
+    "TURN_LEASE_SECONDS": 15.0,
     # Seconds the offline vessel's stream waits between the pieces of its reply, so a demo or a
     # test can watch a reply arrive piece by piece; 0 never waits.
     "OFFLINE_PACE_SECONDS": 0.0,

@@ -133,6 +133,13 @@
       mark.className = "stopped-mark";
       mark.textContent = " · stopped";
       who.appendChild(mark);
+    } else if (message.interrupted) {
+      // Its server process ended while writing it: what had arrived, kept as it was.
+      item.classList.add("stopped");
+      const mark = document.createElement("span");
+      mark.className = "stopped-mark";
+      mark.textContent = " · interrupted";
+      who.appendChild(mark);
     }
     const body = document.createElement("div");
     body.className = "content";
@@ -283,7 +290,9 @@
         outcome = true;
       } else if (name === "error") {
         if (pending) pending.remove();
-        if (reply) reply.item.remove();
+        // A reply written but not saved stays on the page, so its text is not lost.
+        if (reply && data.error && data.error.code === "reply_not_saved") reply.item.classList.add("cut-off");
+        else if (reply) reply.item.remove();
         outcome = showFailure(data.error || {}, data.status);
       }
     });
@@ -300,7 +309,7 @@
     if (outcome !== null) return outcome;
     // The stream broke off: the server still finishes the reply and saves it.
     if (reply) reply.item.classList.add("cut-off");
-    showError("The connection was lost while the reply was being written; it is still saved when it is done. Reload the page to see it.");
+    showError("The connection was lost while the reply was being written. If the server goes on writing it, it is saved when done; if the server itself stopped, what had arrived is kept, marked interrupted, and you can send again within half a minute. Reload the page to see it.");
     return Boolean(pending);
   }
 
@@ -343,12 +352,18 @@
     stopping = true;
     status.textContent = "Stopping…";
     try {
-      await fetch(form.dataset.stopUrl, {
+      const response = await fetch(form.dataset.stopUrl, {
         method: "POST",
         credentials: "same-origin",
         headers: { "Content-Type": "application/json", "X-CSRFToken": csrf, Accept: "application/json" },
         body: JSON.stringify({ turn_id: turnId }),
       });
+      if (response.status !== 202) {
+        // Nothing to stop: the reply ended, or no process was writing it any more (says so).
+        const data = await response.json().catch(function () { return {}; });
+        stopping = false;
+        status.textContent = (data.error && data.error.message) || "There was no reply to stop.";
+      }
     } catch (e) {
       stopButton.disabled = false;
       stopping = false;
@@ -418,6 +433,16 @@
   const notice = document.querySelector("main > .notice");
   if (notice) window.scrollTo(0, 0);
   if (JSON.parse(document.getElementById("last-unanswered").textContent)) {
-    showError("Your last message has no reply yet.", history[history.length - 1].id);
+    // What a reply had when its server process died, kept on the server for the next turn.
+    const arrived = JSON.parse(document.getElementById("what-arrived").textContent);
+    if (arrived) {
+      const cut = writingReply();
+      cut.add(arrived);
+      cut.item.classList.replace("writing", "cut-off");
+      cut.item.querySelector(".who").textContent = soul + " · interrupted";
+    }
+    showError(arrived
+      ? "The server stopped while writing this reply; what had arrived is shown. Send a new message to keep it (marked interrupted), or Retry for a whole answer."
+      : "Your last message has no reply yet.", history[history.length - 1].id);
   }
 })();

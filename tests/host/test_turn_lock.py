@@ -12,16 +12,15 @@ from typing import Any
 import pytest
 import requests
 from django.apps import apps
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from tests.conftest import PASSWORD
 from webui.models import Conversation, Message
 from webui.turns import lock
-from webui.turns.events import TurnDone, TurnFailed
-from webui.turns.service import TurnError, outcome_of, run_turn, stream_turn
+from webui.turns.events import TurnFailed
+from webui.turns.service import TurnError, run_turn, stream_turn
 from webui.vessels import registry
-from webui.vessels.offline import OfflineAdapter
 
 from .fakes import FailingAdapter, GatedAdapter, ScriptedStreamAdapter
 
@@ -317,77 +316,3 @@ def test_a_turn_whose_lock_was_taken_after_its_lease_ran_out_fails_and_saves_no_
     assert saved_replies == []
     held = Conversation.objects.get(pk=conversation.pk)
     assert str(held.running_turn_id) == rivals[0].turn_id  # the rival's lock is left alone
-
-
-class WorstCaseCallsAdapter(OfflineAdapter):
-    """The offline vessel whose every call takes its worst case (the vessel's deadline plus its
-    read timeout) on the test's clock; at the end of each call a rival tries to claim the lock."""
-
-    clock: Any = None
-    rival_claims: list[str] = []
-
-    def send(self, request: dict[str, Any]) -> dict[str, Any]:
-        type(self).clock.advance(self.vessel.deadline + self.vessel.read_timeout)
-        conversation = Conversation.objects.get(vessel=self.vessel)
-        try:
-            lock.claim_turn(conversation)
-        except lock.TurnBusy:
-            type(self).rival_claims.append("refused")
-        else:
-            type(self).rival_claims.append("claimed")
-        return super().send(request)
-
-
-class MovableClock:
-    """``timezone.now`` moved on by the test: real time plus what :meth:`advance` added."""
-
-    def __init__(self) -> None:
-        self.offset = timedelta()
-        self.real_now = timezone.now
-
-    def advance(self, seconds: float) -> None:
-        self.offset += timedelta(seconds=seconds)
-
-    def __call__(self) -> Any:
-        return self.real_now() + self.offset
-
-
-def test_vessel_calls_that_take_their_worst_case_keep_the_lock_for_the_whole_turn(
-    conversation: Conversation, monkeypatch: pytest.MonkeyPatch, recording_tool: Any
-) -> None:
-    clock = MovableClock()
-    monkeypatch.setattr(timezone, "now", clock)
-    monkeypatch.setattr(WorstCaseCallsAdapter, "clock", clock)
-    monkeypatch.setattr(WorstCaseCallsAdapter, "rival_claims", [])
-    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", WorstCaseCallsAdapter)
-
-    result = run_turn(conversation=conversation, text="remember I like tea")
-
-    assert WorstCaseCallsAdapter.rival_claims == ["refused", "refused"]  # a tool round, then words
-    assert result.assistant_message.tool_uses
-    assert Conversation.objects.get(pk=conversation.pk).running_turn_id is None
-
-
-def test_a_lock_freed_between_the_refused_claim_and_the_look_at_its_holder_is_claimed(
-    conversation: Conversation,
-) -> None:
-    Conversation.objects.filter(pk=conversation.pk).update(
-        running_turn_id=uuid.uuid4(), turn_lease_until=timezone.now() + timedelta(minutes=1)
-    )
-    freed: list[bool] = []
-
-    def free_after_the_first_update(execute: Any, sql: str, *args: Any) -> Any:
-        result = execute(sql, *args)
-        if not freed and sql.lstrip().upper().startswith("UPDATE"):
-            freed.append(True)  # the other turn finishes just after our claim was refused
-            Conversation.objects.filter(pk=conversation.pk).update(
-                running_turn_id=None, turn_lease_until=None
-            )
-        return result
-
-    with connection.execute_wrapper(free_after_the_first_update):
-        outcome = list(stream_turn(conversation=conversation, text="anyone there?"))
-
-    assert freed == [True]
-    assert isinstance(outcome[-1], TurnDone)
-    assert outcome_of(iter(outcome)).assistant_message.content

@@ -16,7 +16,7 @@ from webui.turns.events import (
     TurnFailed,
     TurnStarted,
 )
-from webui.turns.lock import request_stop
+from webui.turns.lock import StopOutcome, request_stop
 from webui.turns.service import outcome_of, stream_turn
 from webui.vessels import registry
 
@@ -109,7 +109,8 @@ def stop_on_piece(conversation: Conversation, piece: int) -> Any:
     def hook(index: int) -> None:
         if index == piece:
             running = Conversation.objects.get(pk=conversation.pk).running_turn_id
-            assert request_stop(conversation=conversation, turn_id=str(running))
+            stopping = request_stop(conversation=conversation, turn_id=str(running))
+            assert stopping is StopOutcome.STOPPING
 
     return staticmethod(hook)
 

@@ -12,10 +12,12 @@ remove what was said, delete the whole conversation.
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils.safestring import SafeString
 
 from webui.admin.member_words import GuardsMemberWords
@@ -23,11 +25,16 @@ from webui.admin.read_only import ReadOnlyRecordAdmin
 from webui.ledger.chart import cached_share_chart
 from webui.ledger.report import turn_shares
 from webui.models import Conversation, Message, VaultSnapshot
-from webui.turns.history import drop_cached_history
+from webui.turns.lock import turn_is_live
+from webui.web.conversations import ConversationError, delete_conversation
 
 WITHHELD_MESSAGE = (
     "Said in member {viewer}'s conversation: it holds what they said and what their memory "
     "answered, so only they see its text (on their own pages and here)."
+)
+LIVE_TURN_REFUSAL = (
+    "A reply is being written in this conversation now, so it was not deleted: wait for the "
+    "reply (or let its member stop it), then delete."
 )
 MESSAGE_TEXT_FIELDS = {
     "content": "content_withheld",
@@ -171,18 +178,40 @@ class ConversationAdmin(ConversationSiteLink, GuardsMemberWords):
     def get_fields(self, request: HttpRequest, obj: object = None) -> list[str]:
         return [*self.fields, "cache_chart"] if obj is not None else list(self.fields)
 
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """Refuse, with a message, to delete a conversation while a live turn writes in it: the
+        turn would lose its reply. A turn whose process died (its lease lapsed) does not hold it."""
+        conversation = self.get_object(request, unquote(object_id))
+        if conversation is not None and turn_is_live(conversation.pk):
+            self.message_user(request, LIVE_TURN_REFUSAL, level=messages.ERROR)
+            return HttpResponseRedirect(
+                reverse("admin:webui_conversation_change", args=[conversation.pk])
+            )
+        return super().delete_view(request, object_id, extra_context)
+
     def delete_model(self, request: HttpRequest, obj: Conversation) -> None:
-        """Delete the conversation and what this process cached of its history."""
-        conversation_id = obj.pk  # the delete sets it to None
-        super().delete_model(request, obj)
-        drop_cached_history(conversation_id)
+        """Delete the conversation under its turn lock (:func:`delete_conversation`: a turn that
+        started meanwhile keeps it, and says so) and what this process cached of its history."""
+        try:
+            delete_conversation(conversation=obj)
+        except ConversationError as refusal:
+            self.message_user(request, str(refusal), level=messages.ERROR)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Conversation]) -> None:
-        """Delete the chosen conversations and what this process cached of their histories."""
-        deleted = list(queryset.values_list("pk", flat=True))
-        super().delete_queryset(request, queryset)
-        for conversation_id in deleted:
-            drop_cached_history(conversation_id)
+        """Delete the chosen conversations, each under its turn lock; those a live turn writes in
+        are kept, and the message says how many."""
+        kept = 0
+        for conversation in queryset.select_related("vessel"):
+            try:
+                delete_conversation(conversation=conversation)
+            except ConversationError:
+                kept += 1
+        if kept:
+            self.message_user(
+                request, f"{kept} of them kept: {LIVE_TURN_REFUSAL}", level=messages.ERROR
+            )
 
     @admin.display(description="cached share per turn")
     def cache_chart(self, conversation: Conversation) -> SafeString:

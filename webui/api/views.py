@@ -29,7 +29,7 @@ from webui.api.streams import (
     wants_event_stream,
 )
 from webui.models import Conversation, Message
-from webui.turns.lock import request_stop
+from webui.turns.lock import StopOutcome, request_stop
 from webui.turns.service import TurnError, retry_turn, run_turn
 from webui.web.conversations import ConversationError, delete_conversation, rename_conversation
 from webui.web.selectors import SEARCH_MAX_CHARS, conversation_for, listed_conversations_for
@@ -63,13 +63,18 @@ ERROR_WORDS = {
     403: "Not logged in, or the CSRF token is missing.",
     404: "No such conversation for this member.",
     409: "A turn is running (turn_in_progress, its id in details.turn_id; nothing was saved or "
-    "deleted), "
-    "nothing to retry or the message is answered (nothing_to_retry, already_answered), or no "
-    "turn to stop (no_turn_running).",
+    "deleted), nothing to retry or the message is answered (nothing_to_retry, already_answered), "
+    "the turn lost its hold on the conversation to another (turn_lost), no turn to stop "
+    "(no_turn_running), or the turn to stop was no longer run by any process (turn_not_running: "
+    "its lease lapsed; the conversation is freed and its partial reply kept, marked interrupted).",
+    410: "The conversation was deleted while the reply was being written (conversation_deleted); "
+    "nothing was saved.",
     413: "The body is over DATA_UPLOAD_MAX_MEMORY_SIZE.",
     415: "The body is not application/json.",
     502: "The vessel failed; details.user_message holds the message, kept for a retry.",
-    503: "The soul's vault cannot be read.",
+    503: "The soul's vault cannot be read (vault_unavailable), or the database stayed busy past "
+    "the turn's budget (database_busy; reply_not_saved, the written reply's text in "
+    "details.reply_text).",
 }
 
 
@@ -168,7 +173,7 @@ class MessageListView(APIView):
 
     @extend_schema(
         request=SendMessageSerializer,
-        responses={201: TURN_REPLY, **errors(400, 403, 404, 409, 413, 415, 502, 503)},
+        responses={201: TURN_REPLY, **errors(400, 403, 404, 409, 410, 413, 415, 502, 503)},
     )
     def post(self, request: Request, conversation_id: str) -> Response:
         conversation = conversation_for(request.user, conversation_id, "soul", "vessel", "viewer")
@@ -203,7 +208,7 @@ class RetryView(APIView):
 
     @extend_schema(
         request=RetrySerializer,
-        responses={201: TURN_REPLY, **errors(400, 403, 404, 409, 502, 503)},
+        responses={201: TURN_REPLY, **errors(400, 403, 404, 409, 410, 502, 503)},
     )
     def post(self, request: Request, conversation_id: str) -> Response:
         conversation = conversation_for(request.user, conversation_id, "soul", "vessel", "viewer")
@@ -221,7 +226,10 @@ class RetryView(APIView):
 
 
 class StopView(APIView):
-    """``POST``: ask the conversation's running turn to stop; it saves what it has, marked stopped."""
+    """``POST``: ask the conversation's running turn to stop; it saves what it has, marked stopped.
+    202 only while a live process holds the turn; a turn whose process died (its lease lapsed) is
+    not running: the conversation is freed, its partial reply kept marked interrupted, and the
+    answer is 409 ``turn_not_running``."""
 
     serializer_class = StopSerializer
 
@@ -234,11 +242,21 @@ class StopView(APIView):
         serializer = StopSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         turn_id = str(serializer.validated_data["turn_id"])
-        if not request_stop(conversation=conversation, turn_id=turn_id):
+        outcome = request_stop(conversation=conversation, turn_id=turn_id)
+        if outcome is StopOutcome.STOPPING:
+            return Response({"turn_id": turn_id}, status=status.HTTP_202_ACCEPTED)
+        if outcome is StopOutcome.LAPSED:
             return error_response(
-                code="no_turn_running",
-                message="No turn with that id is running in this conversation: it has ended.",
+                code="turn_not_running",
+                message="Nothing was writing this reply any more (the server process running it "
+                "ended), so there was nothing to stop. What had arrived is kept, marked "
+                "interrupted, and you can send again.",
                 status_code=status.HTTP_409_CONFLICT,
                 details={"turn_id": turn_id},
             )
-        return Response({"turn_id": turn_id}, status=status.HTTP_202_ACCEPTED)
+        return error_response(
+            code="no_turn_running",
+            message="No turn with that id is running in this conversation: it has ended.",
+            status_code=status.HTTP_409_CONFLICT,
+            details={"turn_id": turn_id},
+        )

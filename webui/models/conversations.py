@@ -62,10 +62,14 @@ class Conversation(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     # The turn lock (webui.turns.lock): the turn answering in this conversation now, until when its
-    # lease holds (a killed process's lock expires), and whether someone asked it to stop.
+    # lease holds (a killed process's lock expires), and whether someone asked it to stop; the user
+    # message it answers and the text of its vessel call so far, written by its heartbeat, so what
+    # arrived before a crash is kept (marked interrupted) when the next turn claims the lock.
     running_turn_id = models.UUIDField(null=True, blank=True, editable=False)
     turn_lease_until = models.DateTimeField(null=True, blank=True, editable=False)
     turn_stop_requested = models.BooleanField(default=False, editable=False)
+    turn_message_id = models.UUIDField(null=True, blank=True, editable=False)
+    turn_partial_text = models.TextField(blank=True, default="", editable=False)
     # Flags the installed extensions keep on the conversation, each named by its extension
     # ("<extension>.<flag>"), so that a turn learns them from the row it has loaded anyway.
     extension_flags = models.JSONField(default=list, blank=True, editable=False)

@@ -14,11 +14,13 @@ user message so the turn can be retried.
 
 import logging
 from collections.abc import Generator, Iterator
+from typing import Any
 
 from django.db import IntegrityError
 
 from webui.extensions import TurnContext, registered_extensions
 from webui.models import Conversation, Message
+from webui.turns.busy_database import DatabaseBusy, retry_while_locked
 from webui.turns.events import (
     StopSignal,
     TurnDone,
@@ -28,9 +30,26 @@ from webui.turns.events import (
     TurnResult,
     TurnStarted,
 )
-from webui.turns.lock import TurnBusy, TurnLost, claim_turn, release_turn
+from webui.turns.failures import (
+    conversation_deleted,
+    database_busy,
+    lost_turn,
+    refused_save,
+    reply_not_saved,
+    turn_in_progress,
+)
+from webui.turns.heartbeat import LeaseHeartbeat
+from webui.turns.lock import (
+    ConversationGone,
+    TurnBusy,
+    TurnLock,
+    TurnLost,
+    claim_turn,
+    lease_seconds,
+    release_turn,
+)
 from webui.turns.saving import save_reply, save_user_message
-from webui.turns.vessel_loop import TurnControl, reply_events
+from webui.turns.vessel_loop import TurnControl, TurnReply, reply_events
 
 __all__ = ["StopSignal", "TurnError", "TurnResult", "retry_turn", "run_turn", "stream_turn"]
 
@@ -101,41 +120,43 @@ def locked_turn_events(
     stop: StopSignal,
     streamed: bool,
 ) -> Iterator[TurnEvent]:
-    """The turn inside the conversation's lock; the lock is free again before the last event."""
+    """The turn inside the conversation's lock, its lease renewed by a heartbeat while it runs;
+    the lock is free again before the last event."""
+    resuming = None if text is not None else message_to_retry(conversation, user_message)
     try:
-        lock = claim_turn(conversation)
+        lock = claim_turn(conversation, resuming=resuming)
     except TurnBusy as busy:
-        yield TurnFailed(
-            TurnError(
-                code="turn_in_progress",
-                message="A reply is still being written in this conversation: wait for it (or "
-                "stop it), then send again.",
-                status=409,
-                details={"turn_id": busy.turn_id},
-            )
-        )
+        yield TurnFailed(turn_in_progress(busy.turn_id))
+        return
+    except ConversationGone:
+        yield TurnFailed(conversation_deleted(conversation.pk))
+        return
+    except DatabaseBusy:
+        yield TurnFailed(database_busy(None, budget=lease_seconds()))
         return
     try:
-        outcome = yield from saved_turn_events(
-            conversation=conversation,
-            text=text,
-            user_message=user_message,
-            control=TurnControl(lock=lock, stop=stop, streamed=streamed),
-        )
+        with LeaseHeartbeat(lock):
+            outcome = yield from saved_turn_events(
+                conversation=conversation,
+                text=text,
+                user_message=user_message,
+                control=TurnControl(lock=lock, stop=stop, streamed=streamed),
+            )
     finally:
-        release_turn(lock)
+        try:
+            release_turn(lock)
+        except DatabaseBusy:
+            logger.warning("Turn %s could not release its lock; it lapses", lock.turn_id)
     yield outcome
 
 
-def lost_turn_error(message: Message) -> TurnError:
-    """The turn ran past its lease and another claimed the conversation: it saves nothing more."""
-    return TurnError(
-        code="turn_lost",
-        message="This reply took too long and another one started in this conversation, so it "
-        "was dropped. Wait for that one, then retry if your message still has no answer.",
-        status=409,
-        user_message=message,
-    )
+def message_to_retry(conversation: Conversation, user_message: Message | None) -> Any:
+    """The id of the message a retry answers (``user_message``, or the newest unanswered one),
+    read before the lock is claimed: a lapsed turn that answered it is continued, not kept."""
+    if user_message is not None:
+        return user_message.pk
+    waiting = conversation.messages.filter(role=Message.Role.USER, answer__isnull=True)
+    return waiting.order_by("-sequence").values_list("pk", flat=True).first()
 
 
 def message_to_answer(
@@ -184,24 +205,35 @@ def saved_turn_events(
         first_turn=conversation.offered_tools is None,
     )
     try:
+        control.lock.answering(message)
         reply = yield from reply_events(turn=turn, control=control)
-        control.lock.renew()  # only the lock's holder saves the reply
     except TurnError as error:
         return TurnFailed(error)
     except TurnLost:
-        return TurnFailed(lost_turn_error(message))
+        return TurnFailed(lost_turn(conversation.pk, message))
+    except DatabaseBusy:
+        return TurnFailed(database_busy(message, budget=control.lock.budget))
+    return saved_reply(turn=turn, reply=reply, lock=control.lock)
+
+
+def saved_reply(*, turn: TurnContext, reply: TurnReply, lock: TurnLock) -> TurnDone | TurnFailed:
+    """Save ``reply`` while this turn holds the lock, tried again while the database is locked;
+    each refusal named for its cause. The installed extensions hear of a saved reply."""
+    message = turn.user_message
     try:
-        assistant_message = save_reply(turn=turn, reply=reply)
-    except IntegrityError:
-        return TurnFailed(
-            TurnError(
-                code="already_answered",
-                message="Another reply to this message was saved first; this one was dropped.",
-                status=409,
-                details={"message": str(message.pk)},
-                user_message=message,
-            )
+        lock.renew()  # only the lock's holder saves the reply
+        assistant_message = retry_while_locked(
+            lambda: save_reply(turn=turn, reply=reply), budget=lock.budget, what="A reply's save"
         )
+    except TurnLost:
+        return TurnFailed(lost_turn(lock.conversation_id, message))
+    except DatabaseBusy:
+        return TurnFailed(reply_not_saved(message, text=reply.text, budget=lock.budget))
+    except IntegrityError:
+        error = refused_save(lock, message)
+        if error is None:
+            raise
+        return TurnFailed(error)
     for extension in registered_extensions():
         try:
             extension.turn_saved(turn=turn, assistant_message=assistant_message)

@@ -22,6 +22,7 @@ from webui.prompt.pins import settle_pins
 from webui.prompt.types import Prompt, ToolDefinition, ToolRound
 from webui.prompt.vault import VaultError
 from webui.text.lone_surrogates import replace_lone_surrogates
+from webui.turns.busy_database import retry_while_locked
 from webui.turns.events import Delta, StopSignal, TurnError, TurnEvent
 from webui.turns.lock import TurnLock
 from webui.turns.rounds import save_tool_round, saved_tool_rounds
@@ -50,7 +51,8 @@ class TurnReply:
 @dataclass(frozen=True)
 class TurnControl:
     """What steers a running turn from outside its vessel calls: the conversation's lock (its
-    lease renewed as the turn runs), the stop signal, and whether the vessel's reply streams."""
+    lease renewed by the turn's heartbeat, its stop flag read between pieces), the stop signal,
+    and whether the vessel's reply streams."""
 
     lock: TurnLock
     stop: StopSignal
@@ -122,8 +124,7 @@ def vessel_rounds(
             usage[key] += int(round_usage.get(key, 0))
     used_ids = {use.id for tool_round in rounds for use in tool_round.tool_uses}
     while True:
-        # Renews the lease to cover this vessel call's worst case from its start.
-        if stop.is_set() or lock.poll(now=True):
+        if stop.is_set() or lock.stop_requested(now=True):
             return TurnReply(text="", rounds=rounds, usage=usage, stopped=True)
         reply, partial = yield from streamed_reply(
             adapter=adapter, prompt=prompt, tools=tools, control=control
@@ -145,18 +146,43 @@ def vessel_rounds(
             note = f"(I stopped after {max_rounds} rounds of tool calls without a final answer.)"
             text = "\n\n".join(part for part in (reply.text, note) if part)
             return TurnReply(text=text, rounds=rounds, usage=usage, call=call)
+        lock.renew()  # a turn that lost its lock runs no tool (and so sends no ask)
         tool_round = yield from run_tool_round(turn=turn, reply=reply, used_ids=used_ids)
         lock.renew()  # only the lock's holder saves the round
-        with transaction.atomic():
-            save_tool_round(
-                user_message=turn.user_message,
-                index=len(rounds),
-                tool_round=tool_round,
-                usage=reply.usage,
-            )
-            save_ledger_row(call)
+        keep_round(
+            turn=turn,
+            lock=lock,
+            index=len(rounds),
+            tool_round=tool_round,
+            usage=reply.usage,
+            call=call,
+        )
         rounds.append(tool_round)
         prompt = prompt.with_round(tool_round)
+
+
+def keep_round(
+    *,
+    turn: TurnContext,
+    lock: TurnLock,
+    index: int,
+    tool_round: ToolRound,
+    usage: dict[str, int],
+    call: VesselCall,
+) -> None:
+    """Save round ``index`` with its call's ledger row, tried again while the database is locked;
+    from then on the round's text is kept with the round, not as the reply's text so far."""
+    lock.so_far.clear()
+
+    def save() -> None:
+        with transaction.atomic():
+            save_tool_round(
+                user_message=turn.user_message, index=index, tool_round=tool_round, usage=usage
+            )
+            save_ledger_row(call)
+            lock.mine().update(turn_partial_text="")
+
+    retry_while_locked(save, budget=lock.budget, what="A tool round's save")
 
 
 def streamed_reply(
@@ -179,8 +205,9 @@ def streamed_reply(
                 return event.reply, event.reply.text
             if isinstance(event, TextDelta):
                 pieces.append(event.text)
+                control.lock.so_far.add(event.text)
                 yield Delta(event.text)
-            if control.stop.is_set() or control.lock.poll():
+            if control.stop.is_set() or control.lock.stop_requested():
                 control.stop.set()
                 return None, replace_lone_surrogates("".join(pieces))
     finally:

@@ -13,7 +13,7 @@ from django.db import transaction
 
 from webui.models import Conversation
 from webui.turns.history import drop_cached_history
-from webui.turns.lock import TurnBusy, claim_turn, release_turn
+from webui.turns.lock import ConversationGone, TurnBusy, claim_turn, release_turn
 
 #: Longest title, in characters (the column's length).
 TITLE_MAX_CHARS = Conversation._meta.get_field("title").max_length
@@ -61,19 +61,21 @@ def delete_conversation(*, conversation: Conversation) -> None:
     """Delete ``conversation`` and every row that cascades with it, in one transaction.
 
     The conversation's turn lock is taken first, so no turn can start (or be running) while it
-    goes: a running turn makes this raise :class:`ConversationError` (``turn_in_progress``, the
+    goes: a running turn (its lease live; a lapsed one is taken over) makes this raise :class:`ConversationError` (``turn_in_progress``, the
     running turn's id in ``details``) and nothing is deleted. A delete that fails frees the lock.
     What this process cached of the conversation's history goes with it (other processes drop
     theirs at their next use of that cache, :mod:`webui.turns.history`).
     """
     try:
-        lock = claim_turn(conversation)
+        lock = claim_turn(conversation, keep=False)
     except TurnBusy as busy:
         raise ConversationError(
             "A reply is being written in this conversation; stop it or wait for it, then delete.",
             code="turn_in_progress",
             details={"turn_id": busy.turn_id},
         ) from None
+    except ConversationGone:
+        return  # deleted already: what was asked for holds
     try:
         with transaction.atomic():
             Conversation.objects.filter(pk=conversation.pk).delete()

@@ -18,9 +18,10 @@ from django.views.decorators.http import require_POST, require_safe
 from webui.api.serializers import serialized_messages
 from webui.conf import webui_settings
 from webui.extensions import memory_tool_notice
-from webui.models import Conversation, Soul, UnattendedRun, Vessel
+from webui.models import Conversation, Message, Soul, UnattendedRun, Vessel
 from webui.prompt.vault import vault_problem
 from webui.prune_windows import describe_days
+from webui.turns.lock import turn_is_live
 from webui.unattended.display import memory_line, post_heading
 from webui.unattended.runner import run_wake
 from webui.vessels.connection import check_connection, key_status
@@ -93,6 +94,17 @@ def temporary_notice(conversation: Conversation) -> str | None:
     return f"Temporary chat — not listed among your conversations, nothing is remembered. {kept}"
 
 
+def what_arrived(conversation: Conversation, unanswered: Message | None) -> str:
+    """The text a turn answering ``unanswered`` had when its process died (its heartbeat wrote it
+    on the row and its lease lapsed), for the page to show until the next turn keeps it as an
+    interrupted reply; empty otherwise (no such turn, or it is still being written)."""
+    if unanswered is None or conversation.turn_message_id != unanswered.pk:
+        return ""
+    if turn_is_live(conversation.pk):
+        return ""
+    return conversation.turn_partial_text
+
+
 @login_required
 def conversation_detail(request: HttpRequest, conversation_id: str) -> HttpResponse:
     conversation = own_conversation(request, conversation_id)
@@ -100,6 +112,7 @@ def conversation_detail(request: HttpRequest, conversation_id: str) -> HttpRespo
     history = serialized_messages(conversation, rows)
     last_unanswered = bool(rows) and rows[-1].role == "user"
     context = {
+        "what_arrived": what_arrived(conversation, rows[-1] if last_unanswered else None),
         "conversation": conversation,
         "history": history,
         "vault_problem": vault_problem(conversation.soul.vault_path),

@@ -1,0 +1,154 @@
+"""A reply whose web workers are killed mid-stream, under the Procfile's own gunicorn, leaves
+nothing stuck: within 30 s Stop says nothing was running, the conversation takes a new message,
+and what had arrived before the crash is kept as the reply, marked interrupted."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.live_servers import ROOT, free_port, server_environment
+from tests.memory.test_outbox_workers import database_url
+from tests.reliability.test_brain_door_crash import worker_pids
+from tests.reliability.test_streams_under_load import (  # noqa: F401 (a fixture)
+    conversations,
+    log_in,
+    procfile_web_command,
+)
+from webui.models import Conversation, Message
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# Sixty words at half a second a piece: the reply would take half a minute to write.
+TEXT = " ".join(f"word{n}" for n in range(60))
+
+
+@pytest.fixture
+def gunicorn(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """The Procfile's web command under the production profile, the offline vessel paced."""
+    port = free_port()
+    env = server_environment(
+        DJANGO_SETTINGS_MODULE="webui.settings_production",
+        DJANGO_SECRET_KEY="turn-crash-" + "k" * 48,
+        DJANGO_ALLOWED_HOSTS="127.0.0.1",
+        DJANGO_SECURE_SSL_REDIRECT="false",
+        DJANGO_STATIC_ROOT=str(tmp_path / "static"),
+        DJANGO_LOG_LEVEL="ERROR",
+        DATABASE_URL=database_url(),
+        PIPPA_MEMORY_ENABLED="false",
+        WEBUI_OFFLINE_PACE_SECONDS="0.5",
+        WEBUI_ADDR=f"127.0.0.1:{port}",
+        PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+    )
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    command = ["sh", "-c", "exec " + procfile_web_command()]
+    with (tmp_path / "gunicorn.log").open("w") as log:
+        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log, text=True)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    requests.get(f"{url}/accounts/login/", timeout=5)
+                    break
+                except requests.RequestException:
+                    assert time.monotonic() < deadline, "gunicorn did not start within 60 s"
+                    time.sleep(0.2)
+            yield url, server
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+
+
+class StreamedReply(threading.Thread):
+    """One streamed reply, read until its connection breaks: its turn id and the text shown."""
+
+    def __init__(self, url: str, headers: dict[str, str]) -> None:
+        super().__init__(daemon=True)
+        self.url, self.headers = url, headers
+        self.turn_id: str | None = None
+        self.pieces: list[str] = []
+
+    def run(self) -> None:
+        try:
+            with requests.post(
+                self.url, json={"text": TEXT}, headers=self.headers, stream=True, timeout=60
+            ) as response:
+                name = None
+                for line in response.iter_lines(decode_unicode=True):
+                    if line.startswith("event: "):
+                        name = line.removeprefix("event: ")
+                    elif line.startswith("data: ") and name in ("turn", "delta"):
+                        data = json.loads(line.removeprefix("data: "))
+                        if name == "turn":
+                            self.turn_id = data["turn_id"]
+                        else:
+                            self.pieces.append(data["text"])
+        except requests.RequestException:
+            pass  # the worker writing it is killed
+
+
+def test_a_reply_whose_workers_are_killed_frees_its_conversation_and_is_kept_interrupted(
+    gunicorn: tuple[str, subprocess.Popen[str]],
+    conversations: list[Conversation],  # noqa: F811 (the fixture imported above)
+) -> None:
+    url, server = gunicorn
+    conversation = conversations[0]
+    headers = log_in(url)
+    base = f"{url}/api/conversations/{conversation.pk}"
+    reply = StreamedReply(f"{base}/messages/", headers)
+    reply.start()
+    deadline = time.monotonic() + 60
+    while len(reply.pieces) < 16:  # eight seconds of text: the heartbeat wrote some of it
+        assert time.monotonic() < deadline, "the reply never got going"
+        time.sleep(0.1)
+
+    for pid in worker_pids(server.pid):
+        os.kill(pid, signal.SIGKILL)
+    killed_at = time.monotonic()
+    reply.join(30)
+    shown = "".join(reply.pieces)
+
+    json_headers = {**headers, "Accept": "application/json"}
+    stops = []
+    while time.monotonic() - killed_at < 30:
+        try:
+            # A new worker's first request loads the site, slow on a busy machine: a stop timed
+            # out here could have freed the turn unseen, so it is waited for.
+            stop = requests.post(
+                f"{base}/stop/", json={"turn_id": reply.turn_id}, headers=json_headers, timeout=30
+            )
+        except requests.ConnectionError:
+            time.sleep(0.5)  # gunicorn is starting new workers
+            continue
+        stops.append((stop.status_code, stop.text[:300]))
+        if stop.status_code != 202:  # 202 only while the lease of the dead turn still runs
+            break
+        time.sleep(1)
+    rows = list(Message.objects.filter(conversation=conversation).values("role", "stopped"))
+    assert stop.status_code == 409, stops
+    assert stop.json()["error"]["code"] == "turn_not_running", (stops, rows, reply.turn_id)
+    again = requests.post(
+        f"{base}/messages/", json={"text": "are you there?"}, headers=json_headers, timeout=30
+    )
+    assert again.status_code == 201, again.text
+    assert time.monotonic() - killed_at < 30
+
+    first = Message.objects.get(conversation=conversation, content=TEXT)
+    kept = Message.objects.get(answers=first)
+    assert kept.interrupted
+    assert kept.content
+    assert shown.startswith(kept.content)
