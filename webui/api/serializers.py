@@ -89,6 +89,7 @@ class MessageSerializer(serializers.ModelSerializer):
             "vessel",
             "answers",
             "stopped",
+            "interrupted",
             "created_at",
             "notes",
         ]

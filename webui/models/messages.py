@@ -57,6 +57,11 @@ class Message(models.Model):
     stopped = models.BooleanField(
         default=False, help_text="The member stopped the reply: the text is what had arrived."
     )
+    interrupted = models.BooleanField(
+        default=False,
+        help_text="The server stopped the reply (it was shutting down): the text is what had "
+        "arrived by then.",
+    )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     # A monotonically increasing position inside the conversation; created_at alone can tie.
     sequence = models.PositiveIntegerField(editable=False)
