@@ -37,6 +37,14 @@ BRAIN_CALL_SECONDS = 12.0
 #: Pieces at half a second each: every stream stays open for about thirty seconds.
 TEXT = " ".join(f"piece{n}" for n in range(60))
 PACE_SECONDS = "0.5"
+#: The server's settings for the load: paced offline replies, the brain door open.
+LOAD_SETTINGS = {
+    "WEBUI_OFFLINE_PACE_SECONDS": PACE_SECONDS,
+    "PIPPA_MEMORY_BRAIN_SECRET": NEW_SECRET,
+    "PIPPA_MEMORY_BRAIN_RATE": "100000/min",
+    # No idle thread keeps a connection: the load stays within PostgreSQL's default 100.
+    "DJANGO_CONN_MAX_AGE": "0",
+}
 #: The server's signing key: the sessions this test makes are signed with it too.
 SERVER_SECRET_KEY = "streams-under-load-" + "k" * 48
 #: What the member's page must answer within.
@@ -259,6 +267,42 @@ def brain_caller(url: str, stop: threading.Event, statuses: list[int]) -> None:
             stop.wait(1.0)
 
 
+@contextmanager
+def pressed_brain_door(url: str) -> Iterator[list[int]]:
+    """:data:`BRAIN_CALLS` callers pressing on the brain door until the block ends; the statuses
+    they were answered with."""
+    stop = threading.Event()
+    statuses: list[int] = []
+    callers = [
+        threading.Thread(target=brain_caller, args=(url, stop, statuses))
+        for _ in range(BRAIN_CALLS)
+    ]
+    for caller in callers:
+        caller.start()
+    try:
+        yield statuses
+    finally:
+        stop.set()
+        for caller in callers:
+            caller.join(timeout=60)
+
+
+def open_streams(url: str, members: list[tuple[dict[str, str], list[str]]]) -> list[HeldStream]:
+    """A stream in each of the members' conversations, each once its reply is being written."""
+    streams = [
+        HeldStream(f"{url}/api/conversations/{conversation}/messages/", headers)
+        for headers, conversations in members
+        for conversation in conversations
+    ]
+    for stream in streams:
+        stream.start()
+    for stream in streams:
+        assert stream.started(timeout=90), (
+            f"a stream never started: {stream.status} {stream.last()} {stream.failure!r}"
+        )
+    return streams
+
+
 def timed_get(url: str, headers: dict[str, str] | None = None) -> tuple[float, int]:
     """Seconds a GET of ``url`` took, and its status."""
     started = time.monotonic()
@@ -282,58 +326,31 @@ def test_pages_answer_within_a_second_with_30_streams_and_40_slow_brain_calls(
         base_url=f"http://127.0.0.1:{slow_provider.server_address[1]}/v1",
         brain_priority=1,
     )
-    settings = {
-        "WEBUI_OFFLINE_PACE_SECONDS": PACE_SECONDS,
-        "PIPPA_MEMORY_BRAIN_SECRET": NEW_SECRET,
-        "PIPPA_MEMORY_BRAIN_RATE": "100000/min",
-        # No idle thread keeps a connection: the load stays within PostgreSQL's default 100.
-        "DJANGO_CONN_MAX_AGE": "0",
-    }
-    with production_server(tmp_path, **settings) as (url, _server):
-        stop_brain = threading.Event()
-        brain_statuses: list[int] = []
-        callers = [
-            threading.Thread(target=brain_caller, args=(url, stop_brain, brain_statuses))
-            for _ in range(BRAIN_CALLS)
-        ]
-        for caller in callers:
-            caller.start()
-        streams = [
-            HeldStream(f"{url}/api/conversations/{conversation}/messages/", headers)
-            for headers, conversations in members
-            for conversation in conversations
-        ]
-        for stream in streams:
-            stream.start()
-        try:
-            for stream in streams:
-                assert stream.started(timeout=90), (
-                    f"a stream never started: {stream.status} {stream.last()} {stream.failure!r}"
-                )
-            # Both workers run as many brain calls as the door lets them (4 each).
-            deadline = time.monotonic() + 30
-            while slow_provider.in_flight < 8 and time.monotonic() < deadline:
-                time.sleep(0.1)
-            busy_door = slow_provider.in_flight
+    with (
+        production_server(tmp_path, **LOAD_SETTINGS) as (url, _server),
+        pressed_brain_door(url) as brain_statuses,
+    ):
+        streams = open_streams(url, members)
+        # Both workers run as many brain calls as the door lets them (4 each).
+        deadline = time.monotonic() + 30
+        while slow_provider.in_flight < 8 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        busy_door = slow_provider.in_flight
 
-            chat_page = f"{url}/conversations/{conversations[0]}/"
-            timings = [timed_get(chat_page, headers) for _ in range(5)]
-            timings += [timed_get(f"{url}/accounts/login/") for _ in range(5)]
-            still_open = sum(not stream.ended.is_set() for stream in streams)
-            with requests.post(
-                f"{url}/api/conversations/{conversations[4]}/messages/",
-                json={"text": "one more"},
-                headers=headers,
-                stream=True,
-                timeout=30,
-            ) as past_cap:
-                refusal = past_cap.json() if past_cap.status_code == 429 else {}
-        finally:
-            stop_brain.set()
+        chat_page = f"{url}/conversations/{conversations[0]}/"
+        timings = [timed_get(chat_page, headers) for _ in range(5)]
+        timings += [timed_get(f"{url}/accounts/login/") for _ in range(5)]
+        still_open = sum(not stream.ended.is_set() for stream in streams)
+        with requests.post(
+            f"{url}/api/conversations/{conversations[4]}/messages/",
+            json={"text": "one more"},
+            headers=headers,
+            stream=True,
+            timeout=30,
+        ) as past_cap:
+            refusal = past_cap.json() if past_cap.status_code == 429 else {}
         for stream in streams:
             stream.join(timeout=120)
-        for caller in callers:
-            caller.join(timeout=60)
 
     assert busy_door == 8
     assert still_open == STREAMS
