@@ -28,10 +28,11 @@ workers = 2
 # Threads per process: 2 x 32 = 64 requests at once, e.g. 30 open streams and 8 brain-door calls
 # (its cap, 4 per process) with 26 threads left for pages.
 threads = 32
-# A process takes a connection only while one of its threads is free, so a request never queues
-# behind a process whose threads all hold streams while the other has threads to spare: it waits
-# in the listening socket for whichever frees first. Connections are therefore not kept alive
-# (keep-alive would need room beyond the threads); the proxy in front keeps its own.
+# A process takes a connection only while one of its threads is free (worker_connections follows
+# threads, ``on_starting`` below), so a request never queues behind a process whose threads all
+# hold streams while the other has threads to spare: it waits in the listening socket for
+# whichever frees first. Connections are therefore not kept alive (keep-alive would need room
+# beyond the threads); the proxy in front keeps its own.
 worker_connections = threads
 keepalive = 0
 # gthread's main thread keeps the worker's heartbeat while requests run, so a long stream is not
@@ -47,6 +48,11 @@ control_socket_disable = True
 #: The share of ``graceful_timeout`` a reply being written may still take after SIGTERM; the rest
 #: of the grace is left for saving what had arrived.
 REPLY_SHARE_OF_GRACE = 2 / 3
+
+
+def on_starting(server: Any) -> None:
+    """Tie ``worker_connections`` to ``threads``, as set here or by ``--threads``."""
+    server.cfg.set("worker_connections", server.cfg.threads)
 
 
 def post_worker_init(worker: Any) -> None:
