@@ -43,6 +43,15 @@ def running_server(
 ) -> Iterator[str]:
     """Run ``command`` (a server listening on ``port``) until the block ends; its base URL once
     ``/accounts/login/`` answers. Fails the test if it has not answered within 60 s."""
+    with running_server_process(command, port=port, env=env, log=log) as (url, _server):
+        yield url
+
+
+@contextmanager
+def running_server_process(
+    command: Sequence[str], *, port: int, env: dict[str, str], log: IO[str] | None = None
+) -> Iterator[tuple[str, "subprocess.Popen[str]"]]:
+    """:func:`running_server`, with the server's process too (to signal it)."""
     output = log if log is not None else subprocess.DEVNULL
     server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=output, text=True)
     url = f"http://127.0.0.1:{port}"
@@ -56,7 +65,8 @@ def running_server(
                 if time.monotonic() > deadline or server.poll() is not None:
                     pytest.fail(f"{command[0]} did not start answering within 60 s")
                 time.sleep(0.2)
-        yield url
+        yield url, server
     finally:
-        server.terminate()
+        if server.poll() is None:
+            server.terminate()
         server.wait(timeout=60)

@@ -22,6 +22,9 @@ DEFAULTS: dict[str, Any] = {
     "MAX_TOOL_ROUNDS": 4,
     # Longest user message the API accepts, in characters.
     "MAX_MESSAGE_CHARS": 20000,
+    # Replies one member may have being written at once, streamed or not (webui.api.open_replies);
+    # past it a new one is refused with 429 (0: no cap). Each holds a web thread while written.
+    "MAX_OPEN_REPLIES": 4,
     # Full-jitter backoff between retries of a vessel call: uniform(0, min(max, base * 2**n)).
     "VESSEL_RETRY_BASE_DELAY": 0.5,
     "VESSEL_RETRY_MAX_DELAY": 8.0,

@@ -126,12 +126,13 @@
     const who = document.createElement("span");
     who.className = "who";
     who.textContent = message.role === "user" ? "You" : soul;
-    if (message.stopped) {
-      // Stopped by its reader: what was written until then, kept as it was.
-      item.classList.add("stopped");
+    // Stopped by its reader, or interrupted by a server restart: what was written until then, kept.
+    const ending = message.stopped ? "stopped" : message.interrupted ? "interrupted" : null;
+    if (ending) {
+      item.classList.add(ending);
       const mark = document.createElement("span");
-      mark.className = "stopped-mark";
-      mark.textContent = " · stopped";
+      mark.className = ending + "-mark";
+      mark.textContent = ending === "stopped" ? " · stopped" : " · interrupted: the server restarted while this was written";
       who.appendChild(mark);
     } else if (message.interrupted) {
       // Its server process ended while writing it: what had arrived, kept as it was.

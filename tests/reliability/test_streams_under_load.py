@@ -1,32 +1,54 @@
 """The server as ``make run`` and the production profile start it (the ``Procfile``'s web command,
-gunicorn with gthread workers) keeps answering pages while 16 streamed replies are being written."""
+gunicorn with gthread workers) keeps its pages answering within a second while 30 streamed replies
+are being written and 40 slow brain-door calls press on the door, and a member past the cap on
+replies being written at once is refused at once, by any worker."""
 
+import json
 import os
-import re
 import subprocess
 import sys
 import threading
+import time
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
-from django.contrib.auth import get_user_model
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from django.test import override_settings
+from standardwebhooks import Webhook
 
-from tests.live_servers import ROOT, free_port, running_server, server_environment
+from tests.live_servers import ROOT, free_port, running_server_process, server_environment
+from tests.memory.test_brain_door import DECIDE, NEW_SECRET
 from tests.memory.test_outbox_workers import database_url
 from webui.models import Conversation, Message, Soul, Vessel
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-
-STREAMS = 16
-PASSWORD = "streams-under-load-password-42"
-# 25 pieces at half a second each: every stream stays open for about twelve seconds.
-TEXT = " ".join(f"piece{n}" for n in range(22))
+MEMBERS = 8
+STREAMS = 30
+BRAIN_CALLS = 40
+#: Seconds the slow provider takes over each brain call.
+BRAIN_CALL_SECONDS = 12.0
+#: Pieces at half a second each: every stream stays open for about thirty seconds.
+TEXT = " ".join(f"piece{n}" for n in range(60))
 PACE_SECONDS = "0.5"
+#: The server's settings for the load: paced offline replies, the brain door open.
+LOAD_SETTINGS = {
+    "WEBUI_OFFLINE_PACE_SECONDS": PACE_SECONDS,
+    "PIPPA_MEMORY_BRAIN_SECRET": NEW_SECRET,
+    "PIPPA_MEMORY_BRAIN_RATE": "100000/min",
+    # No idle thread keeps a connection: the load stays within PostgreSQL's default 100.
+    "DJANGO_CONN_MAX_AGE": "0",
+}
+#: The server's signing key: the sessions this test makes are signed with it too.
+SERVER_SECRET_KEY = "streams-under-load-" + "k" * 48
+#: What the member's page must answer within.
+PAGE_SECONDS = 1.0
 
 
 def procfile_web_command() -> str:
@@ -37,22 +59,24 @@ def procfile_web_command() -> str:
     raise AssertionError("The Procfile has no web process")
 
 
-@pytest.fixture
-def production_server(tmp_path: Path) -> Iterator[str]:
-    """The Procfile's web command under the production profile, on this test's database."""
+@contextmanager
+def production_server(
+    tmp_path: Path, **settings: str
+) -> Iterator[tuple[str, "subprocess.Popen[str]"]]:
+    """The Procfile's web command under the production profile, on this test's database, with
+    ``settings`` added to its environment; its URL and its (gunicorn master's) process."""
     port = free_port()
     env = server_environment(
         DJANGO_SETTINGS_MODULE="webui.settings_production",
-        DJANGO_SECRET_KEY="streams-under-load-" + "k" * 48,
+        DJANGO_SECRET_KEY=SERVER_SECRET_KEY,
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
         DJANGO_SECURE_SSL_REDIRECT="false",
         DJANGO_STATIC_ROOT=str(tmp_path / "static"),
         DJANGO_LOG_LEVEL="ERROR",
         DATABASE_URL=database_url(),
-        PIPPA_MEMORY_ENABLED="false",
-        WEBUI_OFFLINE_PACE_SECONDS=PACE_SECONDS,
         WEBUI_ADDR=f"127.0.0.1:{port}",
         PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+        **settings,
     )
     subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
@@ -63,90 +87,281 @@ def production_server(tmp_path: Path) -> Iterator[str]:
     command = ["sh", "-c", "exec " + procfile_web_command()]
     with (
         (tmp_path / "gunicorn.log").open("w") as log,
-        running_server(command, port=port, env=env, log=log) as url,
+        running_server_process(command, port=port, env=env, log=log) as started,
     ):
-        yield url
+        yield started
 
 
-def log_in(url: str) -> dict[str, str]:
-    """Log in through the form; the production cookies are Secure, so they are sent by hand."""
-    form = requests.get(f"{url}/accounts/login/", timeout=10)
-    csrf = form.cookies["csrftoken"]
-    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text).group(1)
-    answer = requests.post(
-        f"{url}/accounts/login/",
-        data={"username": "member", "password": PASSWORD, "csrfmiddlewaretoken": token},
-        headers={"Cookie": f"csrftoken={csrf}"},
-        allow_redirects=False,
-        timeout=10,
-    )
-    assert answer.status_code == 302, answer.text[:500]
+def member_headers(user: Any) -> dict[str, str]:
+    """Headers that send a session made in the database for ``user`` (the production cookies are
+    Secure, so they are sent by hand over loopback HTTP), with a CSRF token."""
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+
+    with override_settings(SECRET_KEY=SERVER_SECRET_KEY):  # the server's key signs the session
+        session = SessionStore()
+        session[SESSION_KEY] = str(user.pk)
+        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+        session.create()
+    csrf = uuid.uuid4().hex
     return {
-        "Cookie": f"csrftoken={csrf}; sessionid={answer.cookies['sessionid']}",
+        "Cookie": f"sessionid={session.session_key}; csrftoken={csrf}",
         "X-CSRFToken": csrf,
         "Accept": "text/event-stream",
     }
 
 
-@pytest.fixture
-def conversations(db: None) -> list[Conversation]:
+def household(conversations_per_member: list[int]) -> list[tuple[dict[str, str], list[str]]]:
+    """Members with their headers and the ids of their conversations (with the offline vessel,
+    on the demo soul)."""
+    from django.contrib.auth import get_user_model
+
     soul = Soul.objects.create(
         slug="pippa", name="Pippa", vault_path=str(ROOT / "demo/vaults/pippa")
     )
     vessel = Vessel.objects.create(slug="offline", name="Offline", adapter="offline")
-    # Hashed as the production profile checks passwords (the suite's own settings use MD5).
-    hasher = PBKDF2PasswordHasher()
-    member = get_user_model().objects.create(
-        username="member", password=hasher.encode(PASSWORD, hasher.salt())
-    )
-    return [
-        Conversation.objects.create(soul=soul, vessel=vessel, viewer=member) for _ in range(STREAMS)
-    ]
+    found = []
+    for index, count in enumerate(conversations_per_member):
+        user = get_user_model().objects.create(username=f"member{index}")
+        ids = [
+            str(Conversation.objects.create(soul=soul, vessel=vessel, viewer=user).pk)
+            for _ in range(count)
+        ]
+        found.append((member_headers(user), ids))
+    return found
 
 
 class HeldStream(threading.Thread):
-    """One streamed reply, read to its end; ``writing`` is set at its first delta."""
+    """One streamed reply read to its end: its events in order (name, data); ``writing`` is set
+    at its first delta, ``ended`` when the stream closed."""
 
-    def __init__(self, url: str, headers: dict[str, str]) -> None:
+    def __init__(self, url: str, headers: dict[str, str], text: str = TEXT) -> None:
         super().__init__(daemon=True)
-        self.url, self.headers = url, headers
-        self.writing, self.done = threading.Event(), threading.Event()
+        self.url, self.headers, self.text = url, headers, text
+        self.writing, self.ended = threading.Event(), threading.Event()
+        self.events: list[tuple[str, Any]] = []
+        self.status: int | None = None
         self.failure: Any = None
 
     def run(self) -> None:
         try:
-            with requests.post(
-                self.url, json={"text": TEXT}, headers=self.headers, stream=True, timeout=120
-            ) as response:
-                for line in response.iter_lines(decode_unicode=True):
-                    if line == "event: delta":
-                        self.writing.set()
-                    elif line == "event: done":
-                        self.done.set()
+            self.read()
         except Exception as exc:  # reported by the test, not lost in this thread
             self.failure = exc
+        finally:
+            self.ended.set()
+
+    def read(self) -> None:
+        with requests.post(
+            self.url, json={"text": self.text}, headers=self.headers, stream=True, timeout=120
+        ) as response:
+            self.status = response.status_code
+            if self.status != 200:
+                self.events.append(("refused", response.text[:500]))
+                return
+            name = None
+            for line in response.iter_lines(decode_unicode=True):
+                if line.startswith("event: "):
+                    name = line.removeprefix("event: ")
+                elif line.startswith("data: ") and name is not None:
+                    self.events.append((name, json.loads(line.removeprefix("data: "))))
+                    if name == "delta":
+                        self.writing.set()
+
+    def started(self, timeout: float) -> bool:
+        """Whether the reply started being written within ``timeout`` (False at once if the
+        stream ended before that)."""
+        deadline = time.monotonic() + timeout
+        while not self.writing.wait(0.1):
+            if self.ended.is_set() or time.monotonic() > deadline:
+                return self.writing.is_set()
+        return True
+
+    def last(self) -> tuple[str, Any] | None:
+        return self.events[-1] if self.events else None
 
 
-def test_a_plain_page_answers_while_sixteen_streams_are_open(
-    production_server: str, conversations: list[Conversation]
-) -> None:
-    headers = log_in(production_server)
+class SlowProvider(ThreadingHTTPServer):
+    """An OpenAI-compatible provider on loopback that answers each ``decide`` call validly (the
+    first option, with a reason) after :data:`BRAIN_CALL_SECONDS`; ``in_flight`` counts the calls
+    it holds now."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), SlowAnswer)
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self.count_lock = threading.Lock()
+
+    def held(self, change: int) -> None:
+        with self.count_lock:
+            self.in_flight += change
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+
+
+class SlowAnswer(BaseHTTPRequestHandler):
+    server: SlowProvider
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        schema = request["response_format"]["json_schema"]["schema"]
+        self.server.held(+1)
+        try:
+            time.sleep(BRAIN_CALL_SECONDS)
+        finally:
+            self.server.held(-1)
+        choice = schema["properties"]["choice"]["enum"][0]
+        answer = {"choice": choice, "confidence": 0.5, "reason": "The first option will do."}
+        message = {"role": "assistant", "content": json.dumps(answer)}
+        body = json.dumps(
+            {
+                "id": "chatcmpl-slow",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "slow-1",
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def slow_provider() -> Iterator[SlowProvider]:
+    provider = SlowProvider()
+    threading.Thread(target=provider.serve_forever, daemon=True).start()
+    yield provider
+    provider.shutdown()
+    provider.server_close()
+
+
+def brain_caller(url: str, stop: threading.Event, statuses: list[int]) -> None:
+    """Signed brain-door calls, one after another until ``stop``: a refused one (503 busy) is
+    sent again a second later, as a caller honouring a short ``Retry-After`` would."""
+    raw = json.dumps({"role": "decide", "soul": "pippa", "input": DECIDE})
+    while not stop.is_set():
+        webhook_id, now = f"msg_{uuid.uuid4().hex}", datetime.now(UTC)
+        headers = {
+            "Content-Type": "application/json",
+            "webhook-id": webhook_id,
+            "webhook-timestamp": str(int(now.timestamp())),
+            "webhook-signature": Webhook(NEW_SECRET).sign(webhook_id, now, raw),
+        }
+        try:
+            status = requests.post(
+                f"{url}/api/memory/brain/", data=raw, headers=headers, timeout=60
+            ).status_code
+        except requests.RequestException:
+            status = 0
+        statuses.append(status)
+        if status != 200:
+            stop.wait(1.0)
+
+
+@contextmanager
+def pressed_brain_door(url: str) -> Iterator[list[int]]:
+    """:data:`BRAIN_CALLS` callers pressing on the brain door until the block ends; the statuses
+    they were answered with."""
+    stop = threading.Event()
+    statuses: list[int] = []
+    callers = [
+        threading.Thread(target=brain_caller, args=(url, stop, statuses))
+        for _ in range(BRAIN_CALLS)
+    ]
+    for caller in callers:
+        caller.start()
+    try:
+        yield statuses
+    finally:
+        stop.set()
+        for caller in callers:
+            caller.join(timeout=60)
+
+
+def open_streams(url: str, members: list[tuple[dict[str, str], list[str]]]) -> list[HeldStream]:
+    """A stream in each of the members' conversations, each once its reply is being written."""
     streams = [
-        HeldStream(f"{production_server}/api/conversations/{c.pk}/messages/", headers)
-        for c in conversations
+        HeldStream(f"{url}/api/conversations/{conversation}/messages/", headers)
+        for headers, conversations in members
+        for conversation in conversations
     ]
     for stream in streams:
         stream.start()
     for stream in streams:
-        assert stream.writing.wait(timeout=90), f"a stream never started: {stream.failure!r}"
+        assert stream.started(timeout=90), (
+            f"a stream never started: {stream.status} {stream.last()} {stream.failure!r}"
+        )
+    return streams
 
-    page = requests.get(f"{production_server}/accounts/login/", timeout=30)
-    still_open = sum(not stream.done.is_set() for stream in streams)
 
-    assert page.status_code == 200
-    assert "Log in" in page.text
+def timed_get(url: str, headers: dict[str, str] | None = None) -> tuple[float, int]:
+    """Seconds a GET of ``url`` took, and its status."""
+    started = time.monotonic()
+    response = requests.get(url, headers=headers, timeout=30)
+    return time.monotonic() - started, response.status_code
+
+
+def test_pages_answer_within_a_second_with_30_streams_and_40_slow_brain_calls(
+    tmp_path: Path, slow_provider: SlowProvider
+) -> None:
+    # 30 streams over 8 members: six at their cap of four, two with three; the first member has
+    # a fifth conversation, for a stream past the cap.
+    members = household([5, 4, 4, 4, 4, 4, 3, 3])
+    headers, conversations = members[0]
+    members[0] = (headers, conversations[:4])
+    Vessel.objects.create(
+        slug="slow",
+        name="Slow",
+        adapter="openai_compatible",
+        model="slow-1",
+        base_url=f"http://127.0.0.1:{slow_provider.server_address[1]}/v1",
+        brain_priority=1,
+    )
+    with (
+        production_server(tmp_path, **LOAD_SETTINGS) as (url, _server),
+        pressed_brain_door(url) as brain_statuses,
+    ):
+        streams = open_streams(url, members)
+        # Both workers run as many brain calls as the door lets them (4 each).
+        deadline = time.monotonic() + 30
+        while slow_provider.in_flight < 8 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        busy_door = slow_provider.in_flight
+
+        chat_page = f"{url}/conversations/{conversations[0]}/"
+        timings = [timed_get(chat_page, headers) for _ in range(5)]
+        timings += [timed_get(f"{url}/accounts/login/") for _ in range(5)]
+        still_open = sum(not stream.ended.is_set() for stream in streams)
+        with requests.post(
+            f"{url}/api/conversations/{conversations[4]}/messages/",
+            json={"text": "one more"},
+            headers=headers,
+            stream=True,
+            timeout=30,
+        ) as past_cap:
+            refusal = past_cap.json() if past_cap.status_code == 429 else {}
+        for stream in streams:
+            stream.join(timeout=120)
+
+    assert busy_door == 8
     assert still_open == STREAMS
-    for stream in streams:
-        stream.join(timeout=120)
-        assert stream.done.is_set(), f"a stream did not finish: {stream.failure!r}"
+    assert [status for _, status in timings] == [200] * 10
+    slowest = max(seconds for seconds, _ in timings)
+    assert slowest < PAGE_SECONDS, f"a page took {slowest:.2f} s: {timings}"
+    assert past_cap.status_code == 429
+    assert refusal["error"]["code"] == "too_many_replies"
+    assert int(past_cap.headers["Retry-After"]) > 0
+    assert set(brain_statuses) <= {200, 503}, brain_statuses
+    assert 200 in brain_statuses
+    assert [stream.last()[0] for stream in streams] == ["done"] * STREAMS
     assert Message.objects.filter(role="assistant").count() == STREAMS
+    assert not Message.objects.filter(content="one more").exists()

@@ -239,6 +239,7 @@ class MessageAdmin(WithheldMessageText, ReadOnlyRecordAdmin):
         "usage",
         "vessel",
         "stopped",
+        "interrupted",
         "created_at",
     ]
     date_hierarchy = "created_at"

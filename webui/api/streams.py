@@ -12,8 +12,9 @@ answer ``200`` with ``Content-Type: text/event-stream``: events ``event: <name>`
   route would have answered added as ``"status"`` (a 409 ``turn_in_progress`` comes alone).
 
 Comment lines (``: keep-alive``) come while nothing else does. A request refused before the turn
-starts (not logged in, a bad body, no such conversation) is answered in JSON with its status, as
-on the JSON route.
+starts (not logged in, a bad body, no such conversation, the member's replies being written
+already at their cap: :mod:`webui.api.open_replies`) is answered in JSON with its status, as on
+the JSON route.
 
 The turn runs in a worker thread that puts its events, already encoded, on a queue this response
 reads. A client that goes away stops only the reading: the turn runs to its end and is saved.

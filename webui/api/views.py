@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webui.api.errors import error_response
+from webui.api.open_replies import past_reply_cap
 from webui.api.replies import turn_error_response, turn_response
 from webui.api.serializers import (
     ConversationSerializer,
@@ -71,11 +72,22 @@ ERROR_WORDS = {
     "nothing was saved.",
     413: "The body is over DATA_UPLOAD_MAX_MEMORY_SIZE.",
     415: "The body is not application/json.",
+    429: "The member already has WEBUI_MAX_OPEN_REPLIES replies being written (too_many_replies, "
+    "details.open_replies and details.limit); nothing was saved. Retry-After says when to try again.",
     502: "The vessel failed; details.user_message holds the message, kept for a retry.",
     503: "The soul's vault cannot be read (vault_unavailable), or the database stayed busy past "
     "the turn's budget (database_busy; reply_not_saved, the written reply's text in "
     "details.reply_text).",
 }
+
+#: The header a 429 carries: seconds before another reply may start.
+RETRY_AFTER = OpenApiParameter(
+    "Retry-After",
+    int,
+    OpenApiParameter.HEADER,
+    response=[429],
+    description="Seconds to wait before starting another reply.",
+)
 
 
 def errors(*statuses: int) -> dict[int, OpenApiResponse]:
@@ -173,12 +185,15 @@ class MessageListView(APIView):
 
     @extend_schema(
         request=SendMessageSerializer,
-        responses={201: TURN_REPLY, **errors(400, 403, 404, 409, 410, 413, 415, 502, 503)},
+        parameters=[RETRY_AFTER],
+        responses={201: TURN_REPLY, **errors(400, 403, 404, 409, 410, 413, 415, 429, 502, 503)},
     )
     def post(self, request: Request, conversation_id: str) -> Response:
         conversation = conversation_for(request.user, conversation_id, "soul", "vessel", "viewer")
         serializer = SendMessageSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        if refusal := past_reply_cap(request.user.pk):
+            return refusal
         if wants_event_stream(request):
             return message_event_stream(
                 conversation=conversation, text=serializer.validated_data["text"]
@@ -208,7 +223,8 @@ class RetryView(APIView):
 
     @extend_schema(
         request=RetrySerializer,
-        responses={201: TURN_REPLY, **errors(400, 403, 404, 409, 410, 502, 503)},
+        parameters=[RETRY_AFTER],
+        responses={201: TURN_REPLY, **errors(400, 403, 404, 409, 410, 429, 502, 503)},
     )
     def post(self, request: Request, conversation_id: str) -> Response:
         conversation = conversation_for(request.user, conversation_id, "soul", "vessel", "viewer")
@@ -216,6 +232,8 @@ class RetryView(APIView):
         serializer.is_valid(raise_exception=True)
         message_id = serializer.validated_data.get("message")
         message = None if message_id is None else user_message_named(conversation, message_id)
+        if refusal := past_reply_cap(request.user.pk):
+            return refusal
         if wants_event_stream(request):
             return retry_event_stream(conversation=conversation, user_message=message)
         try:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webui.models import Message
+from webui.turns.shutdown import interrupting
 
 
 @dataclass
@@ -88,13 +89,22 @@ TurnEvent = TurnStarted | Delta | ToolStarted | ToolFinished | TurnDone | TurnFa
 class StopSignal:
     """Set it to stop a turn of this process: the turn closes the vessel's stream at its next
     piece, saves what had arrived as a stopped reply, and ends with :class:`TurnDone`. Another
-    process stops a turn with :func:`webui.turns.lock.request_stop` instead."""
+    process stops a turn with :func:`webui.turns.lock.request_stop` instead.
+
+    A process that is shutting down sets it too, once its turns may run no longer
+    (:mod:`webui.turns.shutdown`); ``interrupted`` then says so, and the reply is saved marked
+    interrupted rather than stopped."""
 
     def __init__(self) -> None:
         self._event = threading.Event()
+        #: Set by the process's shutdown, not by a member's Stop.
+        self.interrupted = False
 
     def set(self) -> None:
         self._event.set()
 
     def is_set(self) -> bool:
+        if not self._event.is_set() and interrupting():
+            self.interrupted = True
+            self._event.set()
         return self._event.is_set()

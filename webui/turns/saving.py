@@ -50,7 +50,8 @@ def save_reply(*, turn: TurnContext, reply: TurnReply) -> Message:
             usage=reply.usage,
             vessel=turn.conversation.vessel,
             answers=turn.user_message,
-            stopped=reply.stopped,
+            stopped=reply.stopped and not reply.interrupted,
+            interrupted=reply.interrupted,
         )
         consume_saved_rounds(turn.user_message)
         turn_saving(turn=turn, assistant_message=assistant_message)

@@ -9,7 +9,7 @@ round is saved as soon as its tools have run, so a retry continues from it.
 
 import logging
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.db import transaction
 
@@ -44,6 +44,8 @@ class TurnReply:
     rounds: list[ToolRound]
     usage: dict[str, int]
     stopped: bool = False
+    #: Stopped by the process's shutdown (:mod:`webui.turns.shutdown`), not by the member.
+    interrupted: bool = False
     #: The cache ledger's row for the last vessel call, saved with the reply.
     call: VesselCall | None = None
 
@@ -79,7 +81,9 @@ def reply_events(
         replying = vessel_rounds(
             adapter=adapter, prompt=prompt, tools=tools, turn=turn, ledger=ledger, control=control
         )
-        return (yield from replying)
+        reply = yield from replying
+        # A stop the process's shutdown made (webui.turns.shutdown) is saved as interrupted.
+        return replace(reply, interrupted=reply.stopped and control.stop.interrupted)
     except VaultError as exc:
         error = TurnError(
             code="vault_unavailable",
