@@ -6,11 +6,12 @@ the Procfile's four processes (gunicorn, the scheduler, the outbox worker, the r
 under the environment the Makefile sets. On SQLite each uses its checkout's ``db.sqlite3`` and
 ``engine.sqlite3``, as ``make run`` does; on PostgreSQL each gets a database of its own through
 ``DATABASE_URL``. ``make`` is told not to reinstall requirements (``-o .venv/.run-installed``):
-the virtualenv is this checkout's.
+the virtualenv is the one running the test.
 
 Both sites answer, a member logs in on each and sends a message to the offline vessel, and each
 site's outbox delivers its turn event to its own engine and to no other; nothing in either
-site's output says a port, socket or path was taken (doorbell, gunicorn's control socket).
+site's output says a port, socket or path was taken, and no address, socket or path one site's
+processes say they hold (web, engine, doorbell, gunicorn's control socket) is the other's too.
 """
 
 import os
@@ -19,6 +20,7 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -51,6 +53,9 @@ SHIPPED = (
 )
 #: Words in a site's output that mean two sites clashed over something one of them holds.
 CLASH_WORDS = ("Address already in use", "cannot hear rings", "Traceback", "Connection in use")
+#: What each site's processes say they hold: gunicorn's address and any control socket, the
+#: engine's address, and where the outbox worker hears its doorbell.
+HELD = re.compile(r"(?:[Ll]istening at:?|woken by|memory engine on) (\S+?)(?:,|\s)")
 START_SECONDS = 90
 DELIVERY_SECONDS = 30
 
@@ -69,7 +74,7 @@ class Site:
 
 
 def checkout_copy(folder: Path) -> Path:
-    """A household's own checkout: the shipped files, and this checkout's virtualenv."""
+    """A household's own checkout: the shipped files, and this test's virtualenv."""
     folder.mkdir()
     for name in SHIPPED:
         source = ROOT / name
@@ -77,7 +82,7 @@ def checkout_copy(folder: Path) -> Path:
             shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(source, folder / name)
-    (folder / ".venv").symlink_to((ROOT / ".venv").resolve())
+    (folder / ".venv").symlink_to(sys.prefix)  # the virtualenv running this test
     return folder
 
 
@@ -224,7 +229,9 @@ def test_two_households_make_run_side_by_side(tmp_path: Path) -> None:
     for output in outputs:
         for words in CLASH_WORDS:
             assert words not in output, output[-3000:]
-    doorbells = [re.search(r"woken by (.+?), polling", output) for output in outputs]
-    assert all(doorbells), "an outbox worker did not say where it hears rings"
-    if not on_postgres:  # on PostgreSQL each rings its own database's channel
-        assert doorbells[0][1] != doorbells[1][1], "the two sites share one doorbell"
+    held = [set(HELD.findall(output)) for output in outputs]
+    for index, addresses in enumerate(held):
+        # Its web server, its engine, its doorbell (a socket, or its database's channel).
+        assert len(addresses) >= 3, (addresses, outputs[index][-3000:])
+    shared = held[0] & held[1] - {"PostgreSQL"}  # NOTIFY: a channel in each site's own database
+    assert not shared, f"the two sites hold the same {shared}"
