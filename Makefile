@@ -19,7 +19,7 @@ $(VENV)/.run-installed: requirements.txt requirements-run.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements-run.txt
 	@touch $@
 
-$(VENV)/.dev-installed: requirements.txt requirements-dev.txt | $(BIN)/python
+$(VENV)/.dev-installed: requirements.txt requirements-run.txt requirements-dev.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	@touch $@
 

@@ -2,7 +2,6 @@
 
 from django.apps import apps
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
@@ -34,7 +33,7 @@ urlpatterns = [
     path("vessels/<slug:slug>/test/", views.vessel_test_connection, name="vessel-test-connection"),
     path("cache/", ledger_views.cache_ledger, name="cache-ledger"),
     path("favicon.ico", views.favicon, name="favicon"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", accounts.LogoutView.as_view(), name="logout"),
     path("api/", include("webui.api.urls")),
     path("admin/", admin.site.urls),

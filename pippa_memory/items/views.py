@@ -108,17 +108,21 @@ def item_rows(
 def memory_page(request: HttpRequest) -> HttpResponse:
     """The items the member may see of one soul, newest first, with search."""
     soul = chosen_soul(request)
-    q = request.GET.get("q", "")[:QUERY_LENGTH]
-    cursor = request.GET.get("cursor", "")[:QUERY_LENGTH]
+    q, cursor = request.GET.get("q", ""), request.GET.get("cursor", "")
     preference, _ = MemberPreference.objects.get_or_create(user=request.user)
     context: dict[str, object] = {
         "souls": Soul.objects.all(),
         "soul": soul,
-        "q": q,
+        "q": q[:QUERY_LENGTH],
         "may_manage": services.may_manage(request.user),
         "preference_form": PreferenceForm(instance=preference),
     }
-    if soul is not None:
+    if len(q) > QUERY_LENGTH or len(cursor) > QUERY_LENGTH:
+        # Said, not cut short: a search for the first 200 characters is not what was asked.
+        context["search_problem"] = (
+            f"A search may be at most {QUERY_LENGTH} characters: shorten it and search again."
+        )
+    elif soul is not None:
         try:
             listing = services.fetch_items_page(soul=soul, user=request.user, q=q, cursor=cursor)
             context.update(rows=item_rows(request, listing, soul), next=listing.next)

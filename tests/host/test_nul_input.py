@@ -126,3 +126,18 @@ def test_the_schema_says_a_rename_requires_its_title(auth_client: APIClient) -> 
     component = schema["components"]["schemas"][ref.rsplit("/", 1)[1]]
 
     assert component["required"] == ["title"]
+
+
+def test_a_lone_surrogate_in_an_api_query_string_is_a_400_in_the_apis_shape(
+    auth_client: APIClient, conversation: Conversation
+) -> None:
+    # "\ud800" percent-encoded: no UTF-8 text holds it, and Django would read it as U+FFFD.
+    path = f"/api/conversations/{conversation.id}/messages/"
+
+    response = auth_client.get(f"{path}?soul=a%ED%A0%80b")
+
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "invalid"
+    assert "not UTF-8" in error["message"]
+    assert error["details"] == {"not_utf8": ["the query string field 'soul'"]}
