@@ -108,6 +108,7 @@ def test_the_chat_page_shows_history_with_tool_uses(
     assert history[1]["tool_uses"][0]["input"] == {"verb": "remember", "text": "I like tea"}
     assert b'id="history"' in response.content
     assert b"webui/chat.js" in response.content
+    assert b"webui/tool_uses.js" in response.content
 
 
 def test_the_chat_page_says_when_the_vault_cannot_be_read(
