@@ -29,6 +29,7 @@ run: export PIPPA_MEMORY_URL ?= http://127.0.0.1:$(ENGINE_PORT)
 run: export PIPPA_MEMORY_TOKEN ?= demo-engine-token
 run: export PIPPA_MEMORY_BRAIN_SECRET ?= whsec_ZGVtby1icmFpbi1kb29yLXNlY3JldC1ub3QtZm9yLXByb2R1Y3Rpb24=
 run: export ENGINE_PORT := $(ENGINE_PORT)
+run: export ENGINE_OPTIONS ?=
 run: export WEBUI_OFFLINE_PACE_SECONDS ?= 0.05
 run: $(VENV)/.run-installed
 	$(BIN)/python manage.py migrate --noinput
