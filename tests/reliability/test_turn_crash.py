@@ -18,9 +18,9 @@ import requests
 from tests.live_servers import ROOT, free_port, server_environment
 from tests.memory.test_outbox_workers import database_url
 from tests.reliability.test_brain_door_crash import worker_pids
-from tests.reliability.test_streams_under_load import (  # noqa: F401 (a fixture)
-    conversations,
-    log_in,
+from tests.reliability.test_streams_under_load import (
+    SERVER_SECRET_KEY,
+    household,
     procfile_web_command,
 )
 from webui.models import Conversation, Message
@@ -37,7 +37,7 @@ def gunicorn(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     port = free_port()
     env = server_environment(
         DJANGO_SETTINGS_MODULE="webui.settings_production",
-        DJANGO_SECRET_KEY="turn-crash-" + "k" * 48,
+        DJANGO_SECRET_KEY=SERVER_SECRET_KEY,  # the sessions made below are signed with it
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
         DJANGO_SECURE_SSL_REDIRECT="false",
         DJANGO_STATIC_ROOT=str(tmp_path / "static"),
@@ -103,11 +103,10 @@ class StreamedReply(threading.Thread):
 
 def test_a_reply_whose_workers_are_killed_frees_its_conversation_and_is_kept_interrupted(
     gunicorn: tuple[str, subprocess.Popen[str]],
-    conversations: list[Conversation],  # noqa: F811 (the fixture imported above)
 ) -> None:
     url, server = gunicorn
-    conversation = conversations[0]
-    headers = log_in(url)
+    [(headers, [conversation_id])] = household([1])
+    conversation = Conversation.objects.get(pk=conversation_id)
     base = f"{url}/api/conversations/{conversation.pk}"
     reply = StreamedReply(f"{base}/messages/", headers)
     reply.start()

@@ -162,8 +162,18 @@ def claim_turn(
     the message this claim is about to answer again (a retry replays its saved rounds instead),
     or ``keep`` is false (a delete: the conversation goes with it)."""
     turn_id = str(uuid.uuid4())
+    taken = {
+        "running_turn_id": turn_id,
+        "turn_lease_until": lease_end(),
+        "turn_stop_requested": False,
+        "turn_message_id": None,
+        "turn_partial_text": "",
+    }
 
     def claim() -> None:
+        # The usual case, a free conversation, is one UPDATE: nothing lapsed to keep.
+        if Conversation.objects.filter(pk=conversation.pk, running_turn_id=None).update(**taken):
+            return
         with transaction.atomic():
             row = (
                 Conversation.objects.select_for_update()
@@ -183,13 +193,7 @@ def claim_turn(
                         message_id=row["turn_message_id"],
                         text=row["turn_partial_text"],
                     )
-            Conversation.objects.filter(pk=conversation.pk).update(
-                running_turn_id=turn_id,
-                turn_lease_until=lease_end(),
-                turn_stop_requested=False,
-                turn_message_id=None,
-                turn_partial_text="",
-            )
+            Conversation.objects.filter(pk=conversation.pk).update(**taken)
 
     retry_while_locked(claim, budget=lease_seconds(), what="A turn's claim")
     return TurnLock(
