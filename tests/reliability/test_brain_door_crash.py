@@ -27,7 +27,12 @@ from tests.memory.test_outbox_workers import database_url
 from tests.reliability.test_streams_under_load import procfile_web_command
 from webui.models import Soul, Vessel
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    # One at a time: each starts the production gunicorn, and beside the load test on PostgreSQL
+    # another would share its hundred connections.
+    pytest.mark.xdist_group("production_server"),
+]
 
 
 class SilentProvider(threading.Thread):

@@ -11,7 +11,12 @@ import pytest
 from tests.reliability.test_streams_under_load import HeldStream, household, production_server
 from webui.models import Message
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    # One at a time: each starts the production gunicorn, and beside the load test on PostgreSQL
+    # another would share its hundred connections.
+    pytest.mark.xdist_group("production_server"),
+]
 
 #: gunicorn's grace for this test (the Procfile's own is 30 s), set through GUNICORN_CMD_ARGS so
 #: the command stays the Procfile's.

@@ -27,7 +27,12 @@ from tests.memory.test_brain_door import DECIDE, NEW_SECRET
 from tests.memory.test_outbox_workers import database_url
 from webui.models import Conversation, Message, Soul, Vessel
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    # One at a time: each starts the production gunicorn, and beside the load test on PostgreSQL
+    # another would share its hundred connections.
+    pytest.mark.xdist_group("production_server"),
+]
 
 MEMBERS = 8
 STREAMS = 30

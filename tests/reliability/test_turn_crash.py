@@ -25,7 +25,12 @@ from tests.reliability.test_streams_under_load import (
 )
 from webui.models import Conversation, Message
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    # One at a time: each starts the production gunicorn, and beside the load test on PostgreSQL
+    # another would share its hundred connections.
+    pytest.mark.xdist_group("production_server"),
+]
 
 # Sixty words at half a second a piece: the reply would take half a minute to write.
 TEXT = " ".join(f"word{n}" for n in range(60))
@@ -81,16 +86,20 @@ class StreamedReply(threading.Thread):
         self.url, self.headers = url, headers
         self.turn_id: str | None = None
         self.pieces: list[str] = []
+        self.status: int | None = None
+        self.events: list[str] = []
 
     def run(self) -> None:
         try:
             with requests.post(
                 self.url, json={"text": TEXT}, headers=self.headers, stream=True, timeout=60
             ) as response:
+                self.status = response.status_code
                 name = None
                 for line in response.iter_lines(decode_unicode=True):
                     if line.startswith("event: "):
                         name = line.removeprefix("event: ")
+                        self.events.append(name)
                     elif line.startswith("data: ") and name in ("turn", "delta"):
                         data = json.loads(line.removeprefix("data: "))
                         if name == "turn":
@@ -112,7 +121,11 @@ def test_a_reply_whose_workers_are_killed_frees_its_conversation_and_is_kept_int
     reply.start()
     deadline = time.monotonic() + 60
     while len(reply.pieces) < 16:  # eight seconds of text: the heartbeat wrote some of it
-        assert time.monotonic() < deadline, "the reply never got going"
+        assert time.monotonic() < deadline, (
+            "the reply never got going",
+            reply.status,
+            reply.events,
+        )
         time.sleep(0.1)
 
     for pid in worker_pids(server.pid):

@@ -3,9 +3,9 @@
 A vessel call may block for a minute before its first byte; a lease renewed only from the turn's
 own loop would lapse then. So the renewal runs in a thread of its own (a daemon, so it never holds
 a process up, stopped and joined in the turn's ``finally``), with its own database connection,
-closed when it stops. Each beat is one UPDATE (:meth:`webui.turns.lock.TurnLock.beat`): the lease
-to a whole lease from the database's now, and the reply's text so far, so a crash loses at most
-one beat's worth of text. A beat that meets a locked database is logged and tried again at the
+opened for each beat and closed after it. Each beat is one UPDATE
+(:meth:`webui.turns.lock.TurnLock.beat`): the lease to a whole lease from the database's now, and
+the reply's text so far, so a crash loses at most one beat's worth of text. A beat that meets a locked database is logged and tried again at the
 next beat; a beat that finds the lock taken marks the turn lost and ends the thread.
 """
 
@@ -45,13 +45,14 @@ class LeaseHeartbeat:
 
     def run(self) -> None:
         interval = lease_seconds() / 3
-        try:
-            while not self.stopped.wait(interval):
-                try:
-                    if not self.lock.beat():
-                        logger.warning("Turn %s lost its conversation's lock", self.lock.turn_id)
-                        return
-                except DatabaseError:
-                    logger.warning("Turn %s could not renew its lease", self.lock.turn_id)
-        finally:
-            connection.close()  # this thread's own connection
+        while not self.stopped.wait(interval):
+            try:
+                if not self.lock.beat():
+                    logger.warning("Turn %s lost its conversation's lock", self.lock.turn_id)
+                    return
+            except DatabaseError:
+                logger.warning("Turn %s could not renew its lease", self.lock.turn_id)
+            finally:
+                # Held only for the beat: thirty open streams must not keep thirty more
+                # connections to a PostgreSQL that allows a hundred in all.
+                connection.close()
