@@ -5,8 +5,9 @@ own loop would lapse then. So the renewal runs in a thread of its own (a daemon,
 a process up, stopped and joined in the turn's ``finally``), with its own database connection,
 opened for each beat and closed after it. Each beat is one UPDATE
 (:meth:`webui.turns.lock.TurnLock.beat`): the lease to a whole lease from the database's now, and
-the reply's text so far, so a crash loses at most one beat's worth of text. A beat that meets a locked database is logged and tried again at the
-next beat; a beat that finds the lock taken marks the turn lost and ends the thread.
+the reply's text so far, so a crash loses at most one beat's worth of text. A beat that meets a
+locked database is logged and tried again at the next beat; a beat that finds the lock taken marks
+the turn lost and ends the thread.
 """
 
 import logging
