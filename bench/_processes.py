@@ -45,13 +45,9 @@ def procfile() -> dict[str, str]:
 
 
 def delivery_processes() -> dict[str, str]:
-    """The Procfile processes that deliver turn events: whichever run the task worker or the
-    outbox (today ``outbox``, ``memory_outbox deliver``)."""
-    return {
-        name: command
-        for name, command in procfile().items()
-        if "db_worker" in command or "memory_outbox" in command or "rqworker" in command
-    }
+    """The Procfile processes that deliver turn events (today ``outbox``, ``memory_outbox
+    deliver``)."""
+    return {name: command for name, command in procfile().items() if "memory_outbox" in command}
 
 
 def environment(database_url: str, **settings: str) -> dict[str, str]:

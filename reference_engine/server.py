@@ -35,6 +35,12 @@ class EngineServer(ThreadingMixIn, WSGIServer):
 
 
 class QuietServerHandler(ServerHandler):
+    def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None):
+        """wsgiref refuses hop-by-hop headers from an app; the ``Connection: close`` the app
+        sends gunicorn with a dropped connection means nothing here (nothing is written)."""
+        kept = [(name, value) for name, value in headers if name.lower() != "connection"]
+        return super().start_response(status, kept, exc_info)
+
     def finish_response(self) -> None:
         if self.environ.get("engine.dropped"):
             self.close()  # the app closed the connection on purpose: nothing is written

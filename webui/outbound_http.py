@@ -72,11 +72,18 @@ class _TimeoutRequiredAdapter(requests.adapters.HTTPAdapter):
 
 
 class OutgoingSession(requests.Session):
-    """A session for one role (``vessel``, ``memory-engine``): named, retry-free, timeout required."""
+    """A session for one role (``vessel``, ``memory-engine``): named, retry-free, timeout required.
 
-    def __init__(self, *, role: str) -> None:
+    ``from_environment=False`` stops ``requests`` reading the environment at each call: no proxy
+    from ``HTTP(S)_PROXY``, and no ``~/.netrc`` login, which would replace the ``Authorization``
+    header the caller set. For a sibling service on this host or network (the memory engine),
+    which takes its own token; it also spares each call a walk of the environment.
+    """
+
+    def __init__(self, *, role: str, from_environment: bool = True) -> None:
         super().__init__()
         self.role = role
+        self.trust_env = from_environment
         adapter = _TimeoutRequiredAdapter(role=role)
         self.mount("http://", adapter)
         self.mount("https://", adapter)
@@ -186,7 +193,7 @@ def open_stream(
             url,
             data=call["data"],
             headers=dict(call["headers"]),
-            timeout=(min(call["connect_timeout"], remaining), min(call["read_timeout"], remaining)),
+            timeout=(min(call["connect_timeout"], remaining), read_timeout(call, remaining)),
             stream=True,
             allow_redirects=False,
         )
@@ -194,6 +201,18 @@ def open_stream(
         "%s: %s %s answered HTTP %d", session.role, method, url.split("?")[0], response.status_code
     )
     return StreamedResponse(response, deadline_at=call["deadline_at"], max_bytes=call["max_bytes"])
+
+
+#: Seconds a timed-out read takes to come back past its timeout (the kernel's timer slack, the HTTP
+#: library unwinding: a few milliseconds on a loaded machine). A read cut to the deadline leaves
+#: them, so the call is over by its deadline, not just after it.
+UNWIND_SECONDS = 0.02
+
+
+def read_timeout(call: CallBounds, remaining: float) -> float:
+    """The call's read timeout, cut to the ``remaining`` seconds less :data:`UNWIND_SECONDS` (never
+    below half of what remains, so a short budget still gets its read)."""
+    return min(call["read_timeout"], max(remaining - UNWIND_SECONDS, remaining / 2))
 
 
 def exchange(

@@ -28,7 +28,9 @@ from webui.text.redaction import fit_to_show
 
 logger = logging.getLogger(__name__)
 
-SESSION = outbound_http.OutgoingSession(role="memory-engine")
+#: The engine is a sibling service that takes its own token: no proxy or ``~/.netrc`` login from the
+#: environment (:class:`~webui.outbound_http.OutgoingSession`).
+SESSION = outbound_http.OutgoingSession(role="memory-engine", from_environment=False)
 
 
 class EngineFailure(Exception):

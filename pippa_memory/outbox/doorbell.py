@@ -19,6 +19,7 @@ hosts hear it too:
 """
 
 import contextlib
+import functools
 import hashlib
 import logging
 import os
@@ -57,9 +58,15 @@ def notifies() -> bool:
 
 def datagram_address() -> tuple[int, Any]:
     """The socket family and address datagram rings go to (not on PostgreSQL)."""
-    value = memory_settings.OUTBOX_WAKE_ADDRESS.strip()
+    return _datagram_address(
+        memory_settings.OUTBOX_WAKE_ADDRESS.strip(), str(connection.settings_dict["NAME"])
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _datagram_address(value: str, database: str) -> tuple[int, Any]:
+    """Worked out once per setting and database: every turn event rings."""
     if value == "auto":
-        database = str(connection.settings_dict["NAME"])
         digest = hashlib.sha256(os.path.abspath(database).encode()).hexdigest()[:16]
         return socket.AF_UNIX, os.path.join(tempfile.gettempdir(), f"pippa-outbox-{digest}.sock")
     host, _, port = value.rpartition(":")

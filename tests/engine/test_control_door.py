@@ -1,5 +1,6 @@
 """The control door (faults, direct writes, the request log) exists only with ``--control``."""
 
+import pytest
 import requests
 
 from reference_engine import ReferenceEngine
@@ -46,3 +47,19 @@ def test_an_engine_without_the_control_door_keeps_no_request_log(tmp_path: str) 
         assert household.log.all() == []
     finally:
         engine.stop()
+
+
+def test_a_connection_the_down_fault_drops_is_closed_without_a_traceback(
+    tmp_path: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The in-process server writes nothing for a dropped request, and says nothing either: a
+    fault is the test's intent, not a server error."""
+    engine = ReferenceEngine(token=TOKEN, database=f"{tmp_path}/engine.sqlite3").start()
+    try:
+        engine.set_fault("down")
+        with pytest.raises(requests.ConnectionError):
+            requests.get(engine.url + "/v1/souls/pippa/head", headers=AUTH, timeout=5)
+    finally:
+        engine.stop()
+
+    assert "Traceback" not in capsys.readouterr().err

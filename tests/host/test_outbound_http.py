@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from webui.outbound_http import (
+    UNWIND_SECONDS,
     BodyTooLarge,
     DeadlineExceeded,
     NoTimeLeft,
@@ -24,6 +25,7 @@ from webui.outbound_http import (
     Unreachable,
     exchange,
     full_jitter_delay,
+    read_timeout,
     retry_after_seconds,
 )
 
@@ -147,6 +149,15 @@ def test_a_server_that_drips_bytes_is_cut_off_at_the_deadline(server: ThreadingH
     # Each byte comes well inside the 2 s read timeout; only the 0.3 s deadline can end the call.
     with pytest.raises(DeadlineExceeded, match="still arriving at the deadline"):
         get(server.url + "/drip", deadline=0.3, max_bytes=1_000_000)
+
+
+def test_a_read_cut_to_the_deadline_leaves_the_time_a_timed_out_read_takes_to_come_back() -> None:
+    # A read that times out returns a few milliseconds past its timeout; a read cut to the time
+    # left leaves them, so the call is over by its deadline. A read timeout shorter than the time
+    # left is kept as it is, and a short budget still gets half of what remains.
+    assert read_timeout({"read_timeout": 10.0}, 3.0) == pytest.approx(3.0 - UNWIND_SECONDS)
+    assert read_timeout({"read_timeout": 1.0}, 3.0) == 1.0
+    assert read_timeout({"read_timeout": 10.0}, 0.01) == pytest.approx(0.005)
 
 
 def test_no_time_left_sends_nothing(server: ThreadingHTTPServer) -> None:

@@ -4,11 +4,16 @@ made at all. Over a real socket, against the reference engine."""
 
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from pippa_memory.engine import contract
 from pippa_memory.engine.client import call_engine
 from reference_engine import ReferenceEngine
+
+from .conftest import TOKEN
 
 HEAD = "/v1/souls/pippa/head"
 
@@ -17,6 +22,26 @@ def test_engine_calls_name_the_memory_engine_role(memory_on: ReferenceEngine) ->
     assert call_engine("GET", HEAD, budget=1.0).ok
 
     assert memory_on.received[0]["headers"]["User-Agent"] == "pippa-webui (memory-engine)"
+
+
+def test_the_environment_neither_proxies_engine_calls_nor_replaces_their_token(
+    memory_on: ReferenceEngine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A proxy that is not there, and a ~/.netrc login for the engine's host: requests would use
+    # both (the login replacing the Authorization header the client set).
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login someone password netrc-SECRET\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+    answer = call_engine("GET", HEAD, budget=1.0)
+
+    assert answer.ok, answer.reason
+    assert memory_on.received[0]["headers"]["Authorization"] == f"Bearer {TOKEN}"
 
 
 def test_a_throttle_with_an_http_date_says_how_long_to_wait(memory_on: ReferenceEngine) -> None:

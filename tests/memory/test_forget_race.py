@@ -14,7 +14,7 @@ from django.utils import timezone
 from pippa_memory.items import changes, services
 from pippa_memory.models import ItemTombstone, MemoryBlock, sha256_of
 from pippa_memory.pins import head, records, repins, turn_block
-from pippa_memory.pins.tombstones import record_tombstones
+from pippa_memory.pins.tombstones import record_tombstones, tombstoned_items
 from reference_engine import ReferenceEngine
 from webui.models import Conversation
 
@@ -224,3 +224,15 @@ def test_a_forget_the_engine_did_not_confirm_keeps_its_tombstone(
 
     assert not changed.confirmed
     assert list(ItemTombstone.objects.values_list("item_id", "spared_viewer")) == [(kept, "")]
+
+
+def test_every_item_of_a_large_block_is_checked_against_its_tombstones(soul: Any) -> None:
+    # The check runs at every turn as a plain statement, in chunks of ids: none may be skipped.
+    items = [f"item-{n:04d}" for n in range(1200)]
+    forgotten = {items[0], items[499], items[500], items[1199]}
+    record_tombstones(soul=soul, item_ids=forgotten)
+    record_tombstones(soul=soul, item_ids={items[900]}, spared_viewer="bob")
+
+    assert tombstoned_items(soul_id=soul.id, viewer="bob", items=items) == forgotten
+    assert tombstoned_items(soul_id=soul.id, viewer="", items=items) == forgotten | {items[900]}
+    assert tombstoned_items(soul_id=soul.id, viewer="", items=items[1:499]) == set()
