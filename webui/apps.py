@@ -15,3 +15,12 @@ class WebuiConfig(AppConfig):
 
         install_log_masking()
         register_navigation_link(CACHE_LINK)
+
+        from django.db.models.signals import post_delete
+
+        from webui.models import Conversation
+        from webui.turns.history import drop_deleted_history
+
+        post_delete.connect(
+            drop_deleted_history, sender=Conversation, dispatch_uid="webui.history.drop_deleted"
+        )

@@ -10,12 +10,17 @@ hosts hear it too:
 - **PostgreSQL**: ``NOTIFY`` on the channel :data:`CHANNEL`, which every worker ``LISTEN``\\ s to
   on a connection of its own (PostgreSQL's own tool for it). A notification is per database, so
   workers on any host that share the site's database are woken, and another site's never are.
+  An insert into the outbox rings by itself: a trigger on the table (migration
+  ``0017_outbox_ring_trigger``) notifies, delivered at commit, so a turn's event costs the turn no
+  statement of its own (:func:`rings_by_trigger`); other rings (*retry now*) call
+  :func:`ring_worker`.
 - **SQLite** (one machine): a datagram to ``OUTBOX_WAKE_ADDRESS``. ``auto`` (the default) is a
   Unix socket named after the database file, in the system's temporary folder, so two sites on
   one machine never share one; ``host:port`` is a UDP address instead (workers of one host share
   it with ``SO_REUSEPORT``).
 
-``OUTBOX_WAKE_ADDRESS`` empty switches rings off on every database: polling only.
+``OUTBOX_WAKE_ADDRESS`` empty switches rings off on every database: polling only (on PostgreSQL
+the trigger still notifies; with no worker listening, that costs nothing).
 """
 
 import contextlib
@@ -54,6 +59,11 @@ def rings_on() -> bool:
 def notifies() -> bool:
     """Whether rings go through the database (PostgreSQL's ``LISTEN``/``NOTIFY``)."""
     return connection.vendor == "postgresql"
+
+
+def rings_by_trigger() -> bool:
+    """Whether an insert into the outbox rings the worker by itself (PostgreSQL's trigger)."""
+    return notifies()
 
 
 def datagram_address() -> tuple[int, Any]:

@@ -2,8 +2,8 @@
 
 A ``post_save`` receiver writes a :class:`~pippa_memory.models.OutboxEvent` in the same transaction
 as the assistant ``Message``: that row is the queue, and the only write the event adds to a turn.
-``on_commit`` only rings the delivery worker's doorbell (:mod:`pippa_memory.outbox.doorbell`), which
-claims due rows (:mod:`pippa_memory.outbox.queue`) and delivers them
+Its commit rings the delivery worker's doorbell (:mod:`pippa_memory.outbox.doorbell`: on
+PostgreSQL the outbox table's trigger, elsewhere an ``on_commit`` datagram), which claims due rows (:mod:`pippa_memory.outbox.queue`) and delivers them
 (:mod:`pippa_memory.outbox.delivery`). A lost ring, a crash between commit and ring, or a worker killed
 mid-delivery loses nothing: the worker polls for due rows, and a killed worker's claims are due
 again once their lease ends. :func:`sweep_outbox` delivers whatever is due, once.
@@ -20,7 +20,7 @@ from pippa_memory.conf import memory_applies
 from pippa_memory.engine.members import viewer_of
 from pippa_memory.models import OutboxEvent
 from pippa_memory.outbox.delivery import deliver_due
-from pippa_memory.outbox.doorbell import ring_worker
+from pippa_memory.outbox.doorbell import ring_worker, rings_by_trigger
 from pippa_memory.turn.tool import SCOPES, TOOL_NAME
 from webui.models import Message
 
@@ -91,7 +91,8 @@ def record_turn_event(message: Message) -> OutboxEvent | None:
     event.message_id = message.id
     event.payload = turn_event_payload(event_id=str(event.id), message=message)
     event.save(force_insert=True)
-    transaction.on_commit(ring_worker)
+    if not rings_by_trigger():
+        transaction.on_commit(ring_worker)
     return event
 
 

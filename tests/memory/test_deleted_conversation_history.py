@@ -1,6 +1,6 @@
 """A deleted conversation's text is gone from the kept history (``webui/turns/history.py``) of
-every process at its next use of that cache, not only once idle: here the delete runs in another
-process (``manage.py shell`` on the same database, as a second web worker would), and the next
+every process at its next use of that cache, not only once idle, whatever deleted it (the delete
+service, or its member's account deleted): here the delete runs in another process (``manage.py shell`` on the same database, as a second web worker would), and the next
 turn of another conversation is this process's next use. (Threads share one cache: see
 ``tests/host/test_history.py``.)"""
 
@@ -31,11 +31,15 @@ def kept_texts() -> str:
 
 def delete_in_another_process(conversation: Conversation) -> None:
     """The delete service, run by a process of its own on this test's database."""
-    code = (
+    in_another_process(
         "from webui.models import Conversation\n"
         "from webui.web.conversations import delete_conversation\n"
         f"delete_conversation(conversation=Conversation.objects.get(pk='{conversation.pk}'))\n"
     )
+
+
+def in_another_process(code: str) -> None:
+    """``code`` run by ``manage.py shell`` on this test's database, as a second web worker would."""
     env = server_environment(DJANGO_SETTINGS_MODULE="webui.settings", DATABASE_URL=database_url())
     done = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", code],
@@ -69,3 +73,43 @@ def test_a_conversation_deleted_by_another_process_leaves_this_ones_kept_history
     assert SECRET not in kept_texts()
     assert str(deleted.pk) not in history.HISTORY_CACHE
     assert "the garden 1" in kept_texts()  # only the deleted conversation's history went
+
+
+def test_a_member_whose_account_is_deleted_leaves_no_kept_history_in_any_process(
+    make_user: Any, make_conversation: Any
+) -> None:
+    history.HISTORY_CACHE.clear()
+    bob, ann = make_user("bob"), make_user("ann")
+    theirs, ours, annes = (make_conversation(viewer=who) for who in (bob, bob, ann))
+    for index in range(2):
+        for talk, text in ((theirs, SECRET), (ours, "the garden"), (annes, "the garden")):
+            run_turn(conversation=talk, text=f"{text} {index}")
+    run_turn(conversation=theirs, text="and?")
+    assert SECRET in kept_texts()
+
+    # Deleted by another process (the admin's account delete, as the ORM does it): this process
+    # drops it at its next use of the cache.
+    in_another_process(
+        "from django.contrib.auth import get_user_model\n"
+        f"get_user_model().objects.get(pk={bob.pk}).delete()\n"
+    )
+    run_turn(conversation=annes, text="how is the garden?")
+
+    assert SECRET not in kept_texts()
+    assert {str(theirs.pk), str(ours.pk)}.isdisjoint(history.HISTORY_CACHE.keys())
+    assert str(annes.pk) in history.HISTORY_CACHE
+
+
+def test_an_account_deleted_in_this_process_takes_its_kept_histories_at_once(
+    make_user: Any, make_conversation: Any
+) -> None:
+    history.HISTORY_CACHE.clear()
+    bob = make_user("bob")
+    theirs = make_conversation(viewer=bob)
+    for index in range(2):
+        run_turn(conversation=theirs, text=f"{SECRET} {index}")
+    assert SECRET in kept_texts()
+
+    bob.delete()
+
+    assert SECRET not in kept_texts()

@@ -5,14 +5,17 @@ database (so two sites on one machine never share a bell)."""
 import os
 import socket
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from pippa_memory.outbox import doorbell
 from pippa_memory.outbox.doorbell import (
     DatagramListener,
+    Listener,
     bind_datagram,
     datagram_address,
     open_doorbell,
@@ -32,19 +35,23 @@ def assistant_row(conversation: Conversation) -> Message:
     )
 
 
-def test_a_commit_rings_the_worker_after_it_and_only_then(
-    conversation: Conversation, configure: Any
-) -> None:
+@pytest.fixture
+def listener(configure: Any) -> Iterator[Listener]:
+    """Where a worker would hear rings, with rings on."""
     configure(OUTBOX_WAKE_ADDRESS="auto")
-    listener = open_doorbell()
-    assert listener is not None
-    try:
-        with transaction.atomic():
-            assistant_row(conversation)
-            assert not listener.hear(0.3)  # nothing before the commit
-        assert listener.hear(5)
-    finally:
-        listener.close()
+    bell = open_doorbell()
+    assert bell is not None
+    yield bell
+    bell.close()
+
+
+def test_a_commit_rings_the_worker_after_it_and_only_then(
+    conversation: Conversation, listener: Listener
+) -> None:
+    with transaction.atomic():
+        assistant_row(conversation)
+        assert not listener.hear(0.3)  # nothing before the commit
+    assert listener.hear(5)
 
 
 def test_on_postgresql_the_bell_is_notify_and_on_sqlite_a_socket_of_the_databases_own(
@@ -116,3 +123,18 @@ def test_a_turn_committed_on_one_connection_wakes_a_worker_on_another_at_once(
 
     assert any(r["path"] == "/v1/events" for r in memory_on.received)
     assert took < 5  # well inside the 300 s poll: the ring woke it
+
+
+def test_a_turns_event_rings_with_no_statement_of_its_own_on_postgresql_and_on_commit_on_sqlite(
+    conversation: Conversation, listener: Listener
+) -> None:
+    # PostgreSQL: the outbox table's trigger notifies at commit, so the turn sends no pg_notify;
+    # SQLite: the commit sends a datagram (no statement either way).
+    with CaptureQueriesContext(connection) as queries, transaction.atomic():
+        assistant_row(conversation)
+    assert listener.hear(5)
+    with transaction.atomic():
+        assistant_row(conversation)
+        transaction.set_rollback(True)
+    assert not listener.hear(0.5)  # a rolled-back event never rings
+    assert not [q for q in queries.captured_queries if "notify" in q["sql"].lower()]

@@ -11,13 +11,13 @@ conversation with tool rounds.
 
 The cache is bounded in conversations, in bytes and in idle time (``WEBUI_HISTORY_CACHE_*``,
 read when the process starts). A deleted conversation's history leaves it at once in the process
-that deleted it (:func:`drop_cached_history`, called by the delete service and the admin), and in
-every other process at that process's next use of the cache: each delete, once committed, writes
-a new deletions version to the site's shared cache (``WEBUI_CACHE_URL``), and every use reads it
-(one cache read) and, when it moved, drops the kept conversations that no longer exist (one query).
-A conversation deleted by another path (its member's account deleted) leaves every process's cache
-once idle for ``WEBUI_HISTORY_CACHE_IDLE_SECONDS``, as it does where the shared cache is a
-process's own (``locmem://``).
+that deleted it, by whatever path (the delete service, the admin, its member's account deleted:
+:func:`drop_deleted_history` receives every ``post_delete``), and in every other process at that
+process's next use of the cache: each delete, once committed, writes a new deletions version to
+the site's shared cache (``WEBUI_CACHE_URL``), and every use reads it (one cache read) and, when
+it moved, drops the kept conversations that no longer exist (one query). Where the shared cache
+is a process's own (``locmem://``), other processes' copies go once idle for
+``WEBUI_HISTORY_CACHE_IDLE_SECONDS``.
 """
 
 import threading
@@ -87,6 +87,11 @@ def drop_cached_history(conversation_id: Any) -> None:
     delete is committed tell every other process to check theirs (:func:`drop_deleted_elsewhere`)."""
     HISTORY_CACHE.discard(str(conversation_id))
     transaction.on_commit(new_deletions_version)
+
+
+def drop_deleted_history(sender: type[Conversation], instance: Conversation, **kwargs: Any) -> None:
+    """``post_delete`` of a conversation, whatever deleted it: :func:`drop_cached_history`."""
+    drop_cached_history(instance.pk)
 
 
 def new_deletions_version() -> None:

@@ -12,7 +12,6 @@ import unicodedata
 from django.db import transaction
 
 from webui.models import Conversation
-from webui.turns.history import drop_cached_history
 from webui.turns.lock import ConversationGone, TurnBusy, claim_turn, release_turn
 
 #: Longest title, in characters (the column's length).
@@ -61,10 +60,11 @@ def delete_conversation(*, conversation: Conversation) -> None:
     """Delete ``conversation`` and every row that cascades with it, in one transaction.
 
     The conversation's turn lock is taken first, so no turn can start (or be running) while it
-    goes: a running turn (its lease live; a lapsed one is taken over) makes this raise :class:`ConversationError` (``turn_in_progress``, the
-    running turn's id in ``details``) and nothing is deleted. A delete that fails frees the lock.
-    What this process cached of the conversation's history goes with it (other processes drop
-    theirs at their next use of that cache, :mod:`webui.turns.history`).
+    goes: a running turn (its lease live; a lapsed one is taken over) makes this raise
+    :class:`ConversationError` (``turn_in_progress``, the running turn's id in ``details``) and
+    nothing is deleted. A delete that fails frees the lock. What this process cached of the
+    conversation's history goes with it, as with any delete (other processes drop theirs at their
+    next use of that cache, :mod:`webui.turns.history`).
     """
     try:
         lock = claim_turn(conversation, keep=False)
@@ -82,4 +82,3 @@ def delete_conversation(*, conversation: Conversation) -> None:
     except Exception:
         release_turn(lock)  # the conversation stays, and takes turns again at once
         raise
-    drop_cached_history(conversation.pk)
