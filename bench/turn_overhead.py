@@ -153,18 +153,24 @@ def prepared(h: dict[str, Any], engine: Any, scenario: str) -> Any:
     return conversation
 
 
+def switch_memory(*, enabled: bool, url: str) -> None:
+    """Memory on or off with the engine at ``url``, the breaker left as it is (unlike
+    ``configure_memory``, which closes it)."""
+    from django.conf import settings
+
+    settings.PIPPA_MEMORY = {**settings.PIPPA_MEMORY, "ENABLED": enabled, "URL": url}
+
+
 def alternated(conversation: Any, paired: Any, texts: list[str], url: str) -> tuple[float, float]:
     """Median turn of ``conversation`` (memory on, the engine at ``url``, the breaker as it is)
     and of ``paired`` with memory off, taken in alternation turn by turn, so each pair sees the
     same machine. Memory off makes no engine call, so the breaker stays as it was."""
-    from django.conf import settings
-
     from webui.turns.service import run_turn
 
     samples: dict[bool, list[float]] = {True: [], False: []}
     for text in texts:
         for enabled, measured in ((False, paired), (True, conversation)):
-            settings.PIPPA_MEMORY = {**settings.PIPPA_MEMORY, "ENABLED": enabled, "URL": url}
+            switch_memory(enabled=enabled, url=url)
             started = time.perf_counter()
             run_turn(conversation=measured, text=text)
             samples[enabled].append(time.perf_counter() - started)
@@ -183,20 +189,26 @@ def down_arm(
     each turn) or ``open`` (opened first by this engine's failures); the seconds, the requests
     the engine got while opening, and during the measured turns, and, where ``paired`` (a
     memory-off conversation) is given and the breaker is open, the median of its turns taken in
-    alternation with the measured ones (:func:`alternated`)."""
+    alternation with the measured ones (:func:`alternated`). ``paired`` takes as many turns as
+    opening the breaker took, so both have as many turns behind them when measured."""
     from webui.turns.service import run_turn
 
     configure_memory(ENABLED=True, URL=failing.url)
     before = failing.requests(path)
     opening = 0
     if breaker == "open":
-        for _ in range(10):
+        for opening_turns in range(1, 11):  # noqa: B007 - read after the loop
             run_turn(conversation=conversation, text=texts[0])
             if breaker_state() == "open":
                 break
         opening = failing.requests(path) - before
         if breaker_state() != "open" or opening == 0:
             raise RuntimeError(f"{failing.kind}: the engine's failures did not open the breaker")
+        if paired is not None:
+            switch_memory(enabled=False, url=failing.url)  # no call: the breaker stays open
+            for _ in range(opening_turns):
+                run_turn(conversation=paired, text=texts[0])
+            switch_memory(enabled=True, url=failing.url)
         before = failing.requests(path)
     held = None
     if breaker == "open" and paired is not None:
@@ -231,7 +243,11 @@ def engine_down(
             for kind, breaker in scenario_arms(scenario):
                 conversation = prepared(h, engine, scenario)
                 count = args.hang_turns if (kind, breaker) == ("hanging", "closed") else None
-                paired = memory_off_conversation(h, engine) if scenario == "questions out" else None
+                paired = (
+                    memory_off_conversation(h, engine, ["hello", ASK_TEXT])
+                    if scenario == "questions out"
+                    else None
+                )
                 outcome = down_arm(
                     conversation, failing[kind], breaker, texts[: count or len(texts)], path, paired
                 )
@@ -273,16 +289,19 @@ def baseline(h: dict[str, Any], engine: Any, scenario: str, texts: list[str]) ->
 
     if scenario == "recall":
         return timed(prepared(h, engine, scenario), texts)
-    return timed(memory_off_conversation(h, engine), texts)
+    return timed(memory_off_conversation(h, engine, ["hello", ASK_TEXT]), texts)
 
 
-def memory_off_conversation(h: dict[str, Any], engine: Any) -> Any:
-    """A new conversation past its first turn, memory off (memory is left off)."""
+def memory_off_conversation(h: dict[str, Any], engine: Any, texts: list[str] | None = None) -> Any:
+    """A new conversation past the turns of ``texts`` (its first turn, ``hello``, by default),
+    memory off (memory is left off): for ``questions out``, the same turns as the conversation
+    held against it (:func:`prepared`) had, so both replay as long a history."""
     from webui.turns.service import run_turn
 
     configure_memory(ENABLED=False, URL=engine.url)
     conversation = new_conversation(h)
-    run_turn(conversation=conversation, text="hello")
+    for text in texts or ["hello"]:
+        run_turn(conversation=conversation, text=text)
     return conversation
 
 
