@@ -12,19 +12,15 @@ The door also runs at most ``BRAIN_MAX_CONCURRENT`` calls at once in a process
 pages share those threads.
 """
 
-import logging
 import threading
 from datetime import timedelta
-from types import TracebackType
 
-from django.db import DatabaseError, connection
 from django.db.models import Q
 from django.db.models.functions import Now
 
 from pippa_memory.conf import memory_settings
 from pippa_memory.models import BrainCall
-
-logger = logging.getLogger(__name__)
+from webui import heartbeat as webui_heartbeat
 
 
 def lease_end() -> Now:
@@ -43,44 +39,30 @@ def take_over_lapsed(earlier: BrainCall, *, request_id: str) -> bool:
     return claimed == 1
 
 
-class Heartbeat:
-    """Renews the lease of the running call ``request_id`` every third of the lease until closed.
-
-    It runs in a thread of its own with its own database connection, closed when it stops. A
-    renewal that fails is logged and tried again at the next beat: the call goes on either way,
-    and at worst a replay runs it a second time, which the stored answer then settles.
+class Heartbeat(webui_heartbeat.Heartbeat):
+    """Renews the lease of the running call ``request_id`` every third of the lease until closed
+    (:class:`webui.heartbeat.Heartbeat`). A renewal that fails is logged and tried again at the
+    next beat: the call goes on either way, and at worst a replay runs it a second time, which the
+    stored answer then settles.
     """
+
+    thread_name = "brain-lease"
 
     def __init__(self, request_id: str) -> None:
         self.request_id = request_id
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self.beat, name="brain-lease", daemon=True)
+        super().__init__()
 
-    def __enter__(self) -> "Heartbeat":
-        self.thread.start()
-        return self
+    def lease_seconds(self) -> float:
+        return memory_settings.BRAIN_LEASE_SECONDS
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.stopped.set()
-        self.thread.join()
+    def renew(self) -> bool:
+        BrainCall.objects.filter(
+            request_id=self.request_id, outcome=BrainCall.Outcome.RUNNING
+        ).update(lease_until=lease_end())
+        return True
 
-    def beat(self) -> None:
-        interval = memory_settings.BRAIN_LEASE_SECONDS / 3
-        try:
-            while not self.stopped.wait(interval):
-                try:
-                    BrainCall.objects.filter(
-                        request_id=self.request_id, outcome=BrainCall.Outcome.RUNNING
-                    ).update(lease_until=lease_end())
-                except DatabaseError:
-                    logger.warning("Brain call %s could not renew its lease", self.request_id)
-        finally:
-            connection.close()
+    def describe(self) -> str:
+        return f"Brain call {self.request_id}"
 
 
 class CallSlots:

@@ -52,8 +52,8 @@ class Delta:
 
 
 @dataclass(frozen=True)
-class ToolStarted:
-    """A tool call is about to run; ``verb`` is its ``input["verb"]`` when it has one."""
+class ToolEvent:
+    """A tool call's id and name; ``verb`` is its ``input["verb"]`` when it has one."""
 
     id: str
     name: str
@@ -61,12 +61,13 @@ class ToolStarted:
 
 
 @dataclass(frozen=True)
-class ToolFinished:
-    """The tool call of the same id has its output (kept with the round, saved already)."""
+class ToolStarted(ToolEvent):
+    """A tool call is about to run."""
 
-    id: str
-    name: str
-    verb: str | None
+
+@dataclass(frozen=True)
+class ToolFinished(ToolEvent):
+    """The tool call of the same id has its output (kept with the round, saved already)."""
 
 
 @dataclass(frozen=True)

@@ -52,14 +52,25 @@ def refused_save(lock: TurnLock, message: Message) -> TurnError | None:
     if not lock.mine().exists():
         return lost_turn(lock.conversation_id, message)
     if Message.objects.filter(answers=message).exists():
-        return TurnError(
-            code="already_answered",
-            message="Another reply to this message was saved first; this one was dropped.",
-            status=409,
-            details={"message": str(message.pk)},
+        return already_answered(
+            message,
+            "Another reply to this message was saved first; this one was dropped.",
             user_message=message,
         )
     return None
+
+
+def already_answered(
+    message: Message, explanation: str, *, user_message: Message | None = None
+) -> TurnError:
+    """409 ``already_answered``: ``message`` has its reply saved already."""
+    return TurnError(
+        code="already_answered",
+        message=explanation,
+        status=409,
+        details={"message": str(message.pk)},
+        user_message=user_message,
+    )
 
 
 def database_busy(message: Message | None, *, budget: float) -> TurnError:

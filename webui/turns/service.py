@@ -31,6 +31,7 @@ from webui.turns.events import (
     TurnStarted,
 )
 from webui.turns.failures import (
+    already_answered,
     conversation_deleted,
     database_busy,
     lost_turn,
@@ -177,11 +178,8 @@ def message_to_answer(
             )
         return user_message
     if Message.objects.filter(answers=user_message).exists():
-        raise TurnError(
-            code="already_answered",
-            message="That message has its answer already; there is nothing to retry.",
-            status=409,
-            details={"message": str(user_message.pk)},
+        raise already_answered(
+            user_message, "That message has its answer already; there is nothing to retry."
         )
     return user_message
 
