@@ -65,7 +65,9 @@ def table_rows(document: str) -> dict[str, list[str]]:
     return rows
 
 
-@pytest.mark.xdist_group("benchmarks")  # every script in turn, servers included: one worker
+# Every script in turn, servers included: one worker, one at a time with the production-server
+# tests, since beside the load test on PostgreSQL its servers would share the hundred connections.
+@pytest.mark.xdist_group("production_server")
 def test_every_benchmark_figure_is_in_the_document_with_its_target_and_verdict(
     quick_run: tuple[str, str],
 ) -> None:
@@ -84,7 +86,7 @@ def test_every_benchmark_figure_is_in_the_document_with_its_target_and_verdict(
     assert rows["outbox delivery vs raw requests loop, PostgreSQL"][1] == "at least 0.80"
 
 
-@pytest.mark.xdist_group("benchmarks")
+@pytest.mark.xdist_group("production_server")
 def test_the_document_names_the_date_commit_and_machine_and_says_it_was_a_quick_run(
     quick_run: tuple[str, str],
 ) -> None:
@@ -101,7 +103,7 @@ def test_the_document_names_the_date_commit_and_machine_and_says_it_was_a_quick_
     assert "Scripts that failed" not in document
 
 
-@pytest.mark.xdist_group("benchmarks")
+@pytest.mark.xdist_group("production_server")
 def test_make_bench_prints_every_ratio_next_to_its_target_with_met_or_missed(
     quick_run: tuple[str, str],
 ) -> None:

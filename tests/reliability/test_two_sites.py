@@ -34,7 +34,9 @@ from django.db import connection
 
 from tests.live_servers import ROOT, free_port, server_environment
 
-pytestmark = pytest.mark.xdist_group("two_sites")  # heavy: one worker runs it, once per database
+# Heavy: one worker runs it, once per database, one at a time with the production-server tests
+# (two households' processes beside the load test would share PostgreSQL's hundred connections).
+pytestmark = pytest.mark.xdist_group("production_server")
 
 #: What a household's checkout holds to run (tests, docs and benches left out).
 SHIPPED = (
