@@ -19,6 +19,10 @@ DEFAULT_FILE = "engine.sqlite3"
 ENV_NAME = "PIPPA_ENGINE_DATABASE_URL"
 
 
+class DatabaseClosed(RuntimeError):
+    """A connection was asked for after :meth:`Database.close`."""
+
+
 class Cursor:
     """One transaction's cursor: ``run`` a statement, read ``one``/``all`` of its rows."""
 
@@ -62,8 +66,8 @@ class Database:
         self.path = sqlite_path(url)
         self.postgres = self.path is None
         self.pool: queue.LifoQueue[Any] = queue.LifoQueue()
-        self.opened: list[Any] = []
         self.lock = threading.Lock()
+        self.closed = False
 
     def connect(self) -> Any:
         if self.postgres:
@@ -86,16 +90,28 @@ class Database:
 
     @contextmanager
     def connection(self) -> Iterator[Any]:
+        """A connection borrowed from the pool (a new one when none is free), given back when
+        the block ends; once the database is closed, closed instead (:meth:`close`)."""
         try:
             raw = self.pool.get_nowait()
         except queue.Empty:
-            raw = self.connect()
+            raw = None
+        if raw is None:
             with self.lock:
-                self.opened.append(raw)
+                closed = self.closed
+            if closed:
+                raise DatabaseClosed("the engine's database is closed: the engine is stopping")
+            raw = self.connect()  # closed when given back if close() came meanwhile
         try:
             yield raw
         finally:
-            self.pool.put(raw)
+            with self.lock:
+                closed = self.closed
+                if not closed:
+                    self.pool.put(raw)
+            if closed:
+                with suppress(Exception):  # closing is best effort at shutdown
+                    raw.close()
 
     @contextmanager
     def transaction(self, *, write: bool) -> Iterator[Cursor]:
@@ -149,8 +165,15 @@ class Database:
         return self.transaction(write=False)
 
     def close(self) -> None:
+        """Close the idle connections now and each borrowed one when its block ends: a request
+        still running (the engine is stopping under it) keeps its connection to the end, since
+        closing a SQLite connection another thread is using can crash the process."""
+        idle = []
         with self.lock:
-            opened, self.opened = self.opened, []
-        for raw in opened:
+            self.closed = True
+            with suppress(queue.Empty):
+                while True:
+                    idle.append(self.pool.get_nowait())
+        for raw in idle:
             with suppress(Exception):  # closing is best effort at shutdown
                 raw.close()
