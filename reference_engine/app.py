@@ -1,35 +1,47 @@
 """The reference engine as a WSGI application: gunicorn serves it in production
-(:mod:`.service`), a threaded in-process server in tests (:mod:`.server`); both are real HTTP.
+(:mod:`.service`) and in the tests (:mod:`.server`, in-process), both real HTTP.
 
-Each contract request is logged (for the control door), meets the fault in force
-(:mod:`.faults`) and is answered by :mod:`.routes`. ``/_control/`` goes to the control door
-(:mod:`.control`) when the engine was started with it, and is a 404 otherwise.
+Every request gets a request id (its ``X-Request-Id`` when it is a sane one, else a new one),
+echoed on the answer and written in one access log line (method, path, status, milliseconds,
+request id: never the query string or the body, which may hold a member's words). The path,
+query and body are read and checked (:mod:`.reading`), the bearer token compared in constant
+time, and the route found by Werkzeug's routing (404, 405 with ``Allow``). Contract requests
+are logged for the control door, meet the fault in force (:mod:`.faults`) and are answered by
+:mod:`.routes`; ``/_control/`` goes to the control door (:mod:`.control`) when the engine was
+started with it, and is a 404 otherwise. Whatever is raised on the way is answered by the one
+handler in :mod:`.errors`.
 """
 
+import errno
+import hmac
 import json
+import logging
+import re
+import time
+import uuid
 from collections.abc import Iterable
+from http import HTTPStatus
 from typing import Any
-from urllib.parse import parse_qs
 
-from reference_engine.control import ControlDoor, answer_control_call
+from reference_engine.control import CONTROL_URLS, ControlDoor, answer_control_call
+from reference_engine.errors import Asked, failure_answer
 from reference_engine.faults import Faults, answer_instead, faulted_answer
-from reference_engine.routes import answer_contract_call
+from reference_engine.reading import (
+    decoded_json,
+    printable_path,
+    read_body,
+    request_path,
+    request_query,
+)
+from reference_engine.routes import CONTRACT_URLS, answer_contract_call
 from reference_engine.souls import now_iso
 from reference_engine.state import EngineState
-from reference_engine.wire import Answer, ConnectionDropped, RawBody, RequestLog, error
+from reference_engine.wire import Answer, ConnectionDropped, RawBody, Refusal, RequestLog
 
-REASONS = {
-    200: "OK",
-    202: "Accepted",
-    204: "No Content",
-    400: "Bad Request",
-    401: "Unauthorized",
-    404: "Not Found",
-    409: "Conflict",
-    410: "Gone",
-    429: "Too Many Requests",
-}
-MAX_BODY = 8 * 1024 * 1024
+access_log = logging.getLogger("reference_engine.access")
+
+REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+"""A request id taken from the caller; anything else is replaced by one made here."""
 
 
 class Headers:
@@ -51,25 +63,26 @@ class Headers:
         return [("-".join(p.capitalize() for p in k.split("-")), v) for k, v in self.values.items()]
 
 
-def read_json(environ: dict[str, Any]) -> Any:
-    """The decoded body (None when empty), or a ValueError saying it is not JSON."""
-    try:
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        length = 0
-    raw = environ["wsgi.input"].read(min(length, MAX_BODY)) if length else b""
-    if not raw:
-        return None
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return ValueError("The body is not JSON.")
+def request_id_of(environ: dict[str, Any]) -> str:
+    """The caller's ``X-Request-Id`` when it is a sane one, else a new one."""
+    given = environ.get("HTTP_X_REQUEST_ID", "")
+    return given if REQUEST_ID.match(given) else uuid.uuid4().hex
+
+
+def bearer_matches(header: str | None, token: str) -> bool:
+    """Whether ``header`` is ``Bearer <token>``, compared in constant time."""
+    sent = (header or "").encode("latin-1", "replace")  # WSGI headers are bytes as latin-1
+    return hmac.compare_digest(sent, f"Bearer {token}".encode())
 
 
 def encoded(answer: Answer) -> tuple[str, list[tuple[str, str]], Iterable[bytes]]:
     """A WSGI status line, headers and body for an answer."""
     status, body, headers = answer
-    line = f"{status} {REASONS.get(status, 'Error')}"
+    try:
+        reason = HTTPStatus(status).phrase
+    except ValueError:
+        reason = "Error"
+    line = f"{status} {reason}"
     if isinstance(body, RawBody):
         pairs = [("Content-Type", body.content_type), ("Content-Length", str(body.length))]
         return line, pairs + list(headers.items()), body.chunks
@@ -102,50 +115,112 @@ class EngineApp:
         self.door = ControlDoor(state=state, faults=self.faults, log=self.log)
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        started = time.monotonic()
+        asked = Asked(
+            method=environ["REQUEST_METHOD"],
+            path=printable_path(environ),
+            request_id=request_id_of(environ),
+        )
         try:
             answer = self.answer(environ)
         except ConnectionDropped:
-            environ["engine.dropped"] = True  # the in-process server writes nothing more
-            start_response("500 Dropped", [("Content-Length", "0"), ("Connection", "close")])
-            return []
-        line, headers, body = encoded(answer)
-        start_response(line, headers)
-        return body
+            self.log_access(asked, "dropped", started)
+            # gunicorn takes "not connected" as a client gone: it writes nothing, logs nothing.
+            raise OSError(errno.ENOTCONN, "The connection was dropped on purpose.") from None
+        except Exception as failure:  # noqa: BLE001 - the one handler: every failure answered
+            answer = failure_answer(failure, asked)
+        status, body, headers = answer
+        headers = {**headers, "X-Request-Id": asked.request_id}
+        self.log_access(asked, str(status), started)
+        line, pairs, chunks = encoded((status, body, headers))
+        start_response(line, pairs)
+        return chunks
+
+    def log_access(self, asked: Asked, status: str, started: float) -> None:
+        took = (time.monotonic() - started) * 1000
+        access_log.info(
+            "%s %s %s %.1fms request_id=%s",
+            asked.method,
+            asked.path,
+            status,
+            took,
+            asked.request_id,
+        )
+
+    def check_token(self, headers: Headers) -> None:
+        if self.token and not bearer_matches(headers.get("Authorization"), self.token):
+            raise Refusal(
+                401,
+                "unauthorized",
+                "A valid bearer token is needed.",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
 
     def answer(self, environ: dict[str, Any]) -> Answer:
+        """The answer to one request; a refusal or failure is raised for :mod:`.errors`."""
         method = environ["REQUEST_METHOD"]
-        path = environ.get("PATH_INFO", "")
-        query = environ.get("QUERY_STRING", "")
-        body = read_json(environ)
+        path = request_path(environ)
         headers = Headers(environ)
         if path.startswith("/_control/"):
-            if not self.control:
-                return error(404, "not_found", f"No route {method} {path}.")
-            return answer_control_call(self.door, method, path, body)
+            return self.answer_control(environ, method, path, headers)
+        raw = read_body(environ)
+        try:
+            body, unreadable = decoded_json(raw), None
+        except Refusal as refusal:
+            body, unreadable = None, refusal
         if self.log_requests:
             self.log.add(
                 {
                     "method": method,
                     "path": path,
-                    "query": query,
+                    "query": environ.get("QUERY_STRING", ""),
                     "headers": dict(headers.items()),
-                    "body": None if isinstance(body, ValueError) else body,
+                    "body": body,
                     "at": now_iso(),
                 }
             )
-        sock = environ.get("engine.socket") or environ.get("gunicorn.socket")
+        sock = environ.get("gunicorn.socket")
         fault = self.faults.take(path, method)
         if fault:
             instead = answer_instead(fault, self.faults, sock)
             if instead is not None:
                 return instead
-        answer = answer_contract_call(
+        try:
+            answer = self.answer_contract(environ, method, path, headers, body, unreadable)
+        except Exception as failure:
+            if not fault:
+                raise
+            answer = failure_answer(failure, Asked(method, path, request_id_of(environ)))
+        return faulted_answer(fault, answer, sock) if fault else answer
+
+    def answer_contract(
+        self,
+        environ: dict[str, Any],
+        method: str,
+        path: str,
+        headers: Headers,
+        body: Any,
+        unreadable: Refusal | None,
+    ) -> Answer:
+        self.check_token(headers)
+        operation, arguments = CONTRACT_URLS.bind("engine").match(path, method)
+        query = request_query(environ)
+        if unreadable is not None:
+            raise unreadable
+        return answer_contract_call(
             state=self.state,
-            token=self.token,
-            method=method,
-            path=path,
-            query=parse_qs(query, keep_blank_values=True),
+            operation=operation,
+            arguments=arguments,
+            query=query,
             headers=headers,
             body=body,
         )
-        return faulted_answer(fault, answer, sock) if fault else answer
+
+    def answer_control(
+        self, environ: dict[str, Any], method: str, path: str, headers: Headers
+    ) -> Answer:
+        if not self.control:
+            raise Refusal(404, "not_found", f"No route {method} {path}.")
+        self.check_token(headers)
+        endpoint, _ = CONTROL_URLS.bind("engine").match(path, method)
+        return answer_control_call(self.door, endpoint, decoded_json(read_body(environ)))

@@ -10,6 +10,10 @@ from typing import Any
 from reference_engine.souls import SCOPES
 
 
+class BadEvent(ValueError):
+    """An event that cannot be kept as sent; nothing of it is kept."""
+
+
 @dataclass(frozen=True)
 class NewMemory:
     """A memory an event asks the engine to keep, with who said it and where."""
@@ -27,7 +31,7 @@ def text_or_none(value: Any) -> str | None:
 def event_viewer(conversation: dict[str, Any]) -> dict[str, str] | None:
     """The event's viewer as ``{"member", "name"}``, or None for an unattended run.
 
-    Raises ValueError for a viewer of the wrong shape.
+    Raises :class:`BadEvent` for a viewer of the wrong shape.
     """
     viewer = conversation.get("viewer")
     if viewer is None:
@@ -36,7 +40,7 @@ def event_viewer(conversation: dict[str, Any]) -> dict[str, str] | None:
         member, name = viewer.get("member"), viewer.get("name")
         if isinstance(member, str) and member and isinstance(name, str):
             return {"member": member, "name": name}
-    raise ValueError('conversation.viewer must be {"member": "<id>", "name": "<name>"} or null')
+    raise BadEvent('conversation.viewer must be {"member": "<id>", "name": "<name>"} or null')
 
 
 def remembered_by_event(event: dict[str, Any]) -> list[NewMemory]:
@@ -45,13 +49,13 @@ def remembered_by_event(event: dict[str, Any]) -> list[NewMemory]:
     A ``remember`` use's ``scope`` is the one the plug-in resolved; with none, the item is
     private to the event's viewer, or household when the run was unattended. In a reply that
     was cut short (``message.stopped``, contract version 3), only the uses that ran (they have
-    an output) count. Raises ValueError
+    an output) count. Raises :class:`BadEvent`
     (naming the tool use) for a bad scope, or a private memory in a run with no viewer. Who
     said it (the conversation's viewer) is read only when there is something to keep.
     """
     message = event["message"]
     if not isinstance(message, dict):
-        raise ValueError("message must be an object")
+        raise BadEvent("message must be an object")
     uses = [
         (index, use)
         for index, use in enumerate(message.get("tool_uses") or [])
@@ -64,15 +68,15 @@ def remembered_by_event(event: dict[str, Any]) -> list[NewMemory]:
         return []  # nothing to keep, so nothing about who said it is needed
     conversation = event["conversation"]
     if not isinstance(conversation, dict):
-        raise ValueError("conversation must be an object")
+        raise BadEvent("conversation must be an object")
     viewer = event_viewer(conversation)
     found = []
     for index, use in uses:
         scope = use.get("scope") or ("private" if viewer else "household")
         if scope not in SCOPES:
-            raise ValueError(f"tool_uses[{index}].scope must be one of {list(SCOPES)}")
+            raise BadEvent(f"tool_uses[{index}].scope must be one of {list(SCOPES)}")
         if scope == "private" and viewer is None:
-            raise ValueError(f"tool_uses[{index}] is private, but the run has no viewer to own it")
+            raise BadEvent(f"tool_uses[{index}] is private, but the run has no viewer to own it")
         source = {
             "conversation": text_or_none(conversation.get("id")),
             "message": text_or_none(message.get("id")),

@@ -11,7 +11,7 @@ forget's ``DELETE`` can fail while the item's lookup ``GET`` on the same path an
 ``times`` to that many requests.
 
 Faults that act on the connection (``down``, ``hang``, ``reset``) need the request's socket,
-which the server puts in the WSGI environ (``engine.socket``, or gunicorn's ``gunicorn.socket``).
+gunicorn puts in the WSGI environ (``gunicorn.socket``).
 """
 
 import json

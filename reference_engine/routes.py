@@ -1,50 +1,38 @@
 """The reference engine's contract routes (engine contract v3, and v2 as before), as plain
-functions of a call.
+functions of a call, found by Werkzeug's routing.
 
-Each route takes a :class:`Call` (the state, the parsed body, query, headers and the contract
-version the caller speaks) and the path's parts, and answers ``(status, body, headers)``.
-:func:`answer_contract_call` checks the bearer token and the contract version header, finds the
-route, and turns the state's refusals into the contract's error answers. A version 2 caller gets
-the version 2 shapes: the fields version 3 added are taken out, and its routes are not there.
+:data:`CONTRACT_URLS` maps each path and method to the route, named by its ``operationId`` in
+``docs/engine-openapi.yaml``. :func:`answer_contract_call` checks the contract version header,
+checks the body, query and path parameters against that document (:mod:`.request_schemas`),
+and runs the route; anything refused is raised, and :mod:`.errors` answers it. A version 2 caller
+gets the version 2 shapes: the fields version 3 added are taken out, and its routes are not
+there.
 """
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
 
-from reference_engine.souls import (
-    SCOPES,
-    NoOwner,
-    RevisionGone,
-    UnknownItem,
-    UnknownRevision,
-)
-from reference_engine.state import BadCursor, EngineState
+from werkzeug.routing import Map, Rule
+
+from reference_engine.request_schemas import checked_body, checked_path, checked_query
+from reference_engine.state import EngineState
 from reference_engine.wire import (
     CONTRACT_HEADER_NAME,
     CONTRACT_VERSIONS,
     Answer,
-    error,
+    Refusal,
 )
-
-
-class Refused(Exception):
-    """A request the engine answers with an error: status, code and a message saying why."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
 
 
 @dataclass(frozen=True)
 class Call:
-    """One contract request: the engine's state, the JSON body, the query and the headers."""
+    """One contract request: the engine's state, the checked JSON body, the checked query
+    parameters (one value each), the headers and the contract version the caller speaks."""
 
     state: EngineState
     body: dict[str, Any]
-    query: dict[str, list[str]]
+    query: dict[str, Any]
     headers: Any
     version: str = "2"
 
@@ -52,28 +40,13 @@ class Call:
     def v3(self) -> bool:
         return self.version >= "3"
 
-    def param(self, name: str, default: str = "") -> str:
-        values = self.query.get(name, [])
-        if len(values) > 1:
-            raise Refused(400, "invalid_request", f"{name} is given more than once")
-        return values[0] if values else default
-
     def query_viewer(self) -> str | None:
         """The ``viewer`` query parameter: a member id, or None for an unattended run."""
-        if "viewer" not in self.query:
-            return None
-        return member_id(self.param("viewer"))
+        return self.query.get("viewer")
 
     def body_viewer(self) -> str | None:
         """The body's ``viewer``: a member id, or None (null or absent) for an unattended run."""
-        viewer = self.body.get("viewer")
-        return None if viewer is None else member_id(viewer)
-
-
-def member_id(value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise Refused(400, "invalid_request", "viewer must be a member id (a non-empty string)")
-    return value
+        return self.body.get("viewer")
 
 
 def route_head(call: Call, soul: str) -> Answer:
@@ -86,41 +59,32 @@ def route_block(call: Call, soul: str, revision: str) -> Answer:
 
 def route_event(call: Call) -> Answer:
     body = call.body
-    if body.get("type") != "conversation.turn":
-        raise ValueError("type must be conversation.turn")
-    for name in ("id", "occurred_at", "soul", "conversation", "message"):
-        if name not in body:
-            raise KeyError(name)
     if call.headers.get("Idempotency-Key") != body["id"]:
-        raise Refused(400, "idempotency_key", "Idempotency-Key must be the id.")
+        raise Refusal(400, "idempotency_key", "Idempotency-Key must be the id.")
     fresh = call.state.record_event(body)
     return (202 if fresh else 200), {"id": body["id"], "duplicate": not fresh}, {}
 
 
 def route_recall(call: Call) -> Answer:
     body = call.body
-    limit = int(body.get("limit", 5))
-    if limit < 1:
-        raise Refused(400, "invalid_request", "limit must be at least 1")
-    found = call.state.recall(body["soul"], str(body["query"]), limit, viewer=call.body_viewer())
+    limit = body.get("limit", 5)
+    found = call.state.recall(body["soul"], body["query"], limit, viewer=call.body_viewer())
     return 200, found, {}
 
 
 def route_ask(call: Call) -> Answer:
     body = call.body
     viewer = call.body_viewer()
-    ask_id = call.state.ask(
-        body["soul"], body["conversation"], str(body["question"]), viewer=viewer
-    )
+    ask_id = call.state.ask(body["soul"], body["conversation"], body["question"], viewer=viewer)
     return 202, {"ask_id": ask_id}, {}
 
 
-def route_answers(call: Call, conversation: str) -> Answer:
-    return 200, {"answers": call.state.answers(conversation)}, {}
+def route_answers(call: Call, id: str) -> Answer:  # noqa: A002 - the contract's name
+    return 200, {"answers": call.state.answers(id)}, {}
 
 
-def route_ack(call: Call, conversation: str) -> Answer:
-    call.state.ack(conversation, list(call.body["ids"]))
+def route_ack(call: Call, id: str) -> Answer:  # noqa: A002 - the contract's name
+    call.state.ack(id, list(call.body["ids"]))
     return 204, None, {}
 
 
@@ -140,23 +104,20 @@ def route_bundle(call: Call) -> Answer:
     return 200, (bundle if call.v3 else without(bundle, "items", "viewer")), {}
 
 
-def route_item(call: Call, soul: str, item_id: str) -> Answer:
+def route_item(call: Call, soul: str, id: str) -> Answer:  # noqa: A002 - the contract's name
     """Version 3: one item the viewer may see, found by its id."""
     if not call.v3:
-        raise Refused(404, "not_found", "Finding one item needs contract version 3.")
-    return 200, call.state.item(soul, item_id, viewer=call.query_viewer()), {}
+        raise Refusal(404, "not_found", "Finding one item needs contract version 3.")
+    return 200, call.state.item(soul, id, viewer=call.query_viewer()), {}
 
 
 def route_items(call: Call, soul: str) -> Answer:
-    limit = call.param("limit", "20")
-    if not limit.isdigit():
-        raise Refused(400, "invalid_request", "limit must be an integer from 1 to 100")
     listing = call.state.items(
         soul,
         viewer=call.query_viewer(),
-        q=call.param("q"),
-        limit=int(limit),
-        cursor=call.param("cursor"),
+        q=call.query.get("q", ""),
+        limit=call.query.get("limit", 20),
+        cursor=call.query.get("cursor", ""),
     )
     return 200, listing, {}
 
@@ -165,18 +126,16 @@ def route_members(call: Call, soul: str) -> Answer:
     return 200, call.state.members(soul), {}
 
 
-def route_forget(call: Call, soul: str, item_id: str) -> Answer:
+def route_forget(call: Call, soul: str, id: str) -> Answer:  # noqa: A002 - the contract's name
     """Forget one item; for version 3, forgetting an item already forgotten is a success."""
     viewer = call.query_viewer()
-    return 200, call.state.forget(soul, item_id, viewer=viewer, again_ok=call.v3), {}
+    return 200, call.state.forget(soul, id, viewer=viewer, again_ok=call.v3), {}
 
 
-def route_rescope(call: Call, soul: str, item_id: str) -> Answer:
-    scope = call.body.get("scope")
-    if scope not in SCOPES:
-        raise Refused(400, "invalid_scope", f"scope must be one of {list(SCOPES)}")
+def route_rescope(call: Call, soul: str, id: str) -> Answer:  # noqa: A002 - the contract's name
     viewer = call.body_viewer()
-    return 200, call.state.rescope(soul, item_id, viewer=viewer, scope=scope), {}
+    scope = call.body["scope"]
+    return 200, call.state.rescope(soul, id, viewer=viewer, scope=scope), {}
 
 
 def route_forget_member(call: Call, soul: str, member: str) -> Answer:
@@ -184,79 +143,74 @@ def route_forget_member(call: Call, soul: str, member: str) -> Answer:
     return 200, (forgotten if call.v3 else without(forgotten, "ids")), {}
 
 
-ROUTES: list[tuple[str, re.Pattern[str], Callable[..., Answer]]] = [
-    ("GET", re.compile(r"^/v1/souls/([^/]+)/head$"), route_head),
-    ("GET", re.compile(r"^/v1/souls/([^/]+)/blocks/([^/]+)$"), route_block),
-    ("POST", re.compile(r"^/v1/events$"), route_event),
-    ("POST", re.compile(r"^/v1/recall$"), route_recall),
-    ("POST", re.compile(r"^/v1/asks$"), route_ask),
-    ("GET", re.compile(r"^/v1/conversations/([^/]+)/answers$"), route_answers),
-    ("POST", re.compile(r"^/v1/conversations/([^/]+)/answers/ack$"), route_ack),
-    ("POST", re.compile(r"^/v1/wakes/brief$"), route_brief),
-    ("POST", re.compile(r"^/v1/bundles$"), route_bundle),
-    ("GET", re.compile(r"^/v1/souls/([^/]+)/items$"), route_items),
-    ("GET", re.compile(r"^/v1/souls/([^/]+)/members$"), route_members),
-    ("GET", re.compile(r"^/v1/souls/([^/]+)/items/([^/]+)$"), route_item),
-    ("DELETE", re.compile(r"^/v1/souls/([^/]+)/items/([^/]+)$"), route_forget),
-    ("PATCH", re.compile(r"^/v1/souls/([^/]+)/items/([^/]+)$"), route_rescope),
-    ("POST", re.compile(r"^/v1/souls/([^/]+)/members/([^/]+)/forget$"), route_forget_member),
-]
+ROUTES: dict[str, Callable[..., Answer]] = {
+    "getHead": route_head,
+    "getBlock": route_block,
+    "postEvent": route_event,
+    "recall": route_recall,
+    "ask": route_ask,
+    "getAnswers": route_answers,
+    "ackAnswers": route_ack,
+    "wakeBrief": route_brief,
+    "bundle": route_bundle,
+    "listItems": route_items,
+    "listMembers": route_members,
+    "findItem": route_item,
+    "forgetItem": route_forget,
+    "rescopeItem": route_rescope,
+    "forgetMember": route_forget_member,
+}
+"""Each route by the ``operationId`` its path and method have in ``docs/engine-openapi.yaml``."""
 
-REFUSALS: list[tuple[type[Exception], int, str, str]] = [
-    (UnknownRevision, 404, "not_found", "No such revision."),
-    (
-        RevisionGone,
-        410,
-        "gone",
-        "This revision's block held a memory since forgotten or made private; ask for the head.",
-    ),
-    (UnknownItem, 404, "not_found", "No such item, or not one this viewer may see."),
-]
+CONTRACT_URLS = Map(
+    [
+        Rule("/v1/souls/<soul>/head", methods=["GET"], endpoint="getHead"),
+        Rule("/v1/souls/<soul>/blocks/<revision>", methods=["GET"], endpoint="getBlock"),
+        Rule("/v1/events", methods=["POST"], endpoint="postEvent"),
+        Rule("/v1/recall", methods=["POST"], endpoint="recall"),
+        Rule("/v1/asks", methods=["POST"], endpoint="ask"),
+        Rule("/v1/conversations/<id>/answers", methods=["GET"], endpoint="getAnswers"),
+        Rule("/v1/conversations/<id>/answers/ack", methods=["POST"], endpoint="ackAnswers"),
+        Rule("/v1/wakes/brief", methods=["POST"], endpoint="wakeBrief"),
+        Rule("/v1/bundles", methods=["POST"], endpoint="bundle"),
+        Rule("/v1/souls/<soul>/items", methods=["GET"], endpoint="listItems"),
+        Rule("/v1/souls/<soul>/members", methods=["GET"], endpoint="listMembers"),
+        Rule("/v1/souls/<soul>/items/<id>", methods=["GET"], endpoint="findItem"),
+        Rule("/v1/souls/<soul>/items/<id>", methods=["DELETE"], endpoint="forgetItem"),
+        Rule("/v1/souls/<soul>/items/<id>", methods=["PATCH"], endpoint="rescopeItem"),
+        Rule("/v1/souls/<soul>/members/<member>/forget", methods=["POST"], endpoint="forgetMember"),
+    ],
+    merge_slashes=False,  # never a redirect: an engine that moved is a failure to the client
+)
+
+
+def contract_version(headers: Any) -> str:
+    """The contract version the caller speaks (none named: version 2); 400 for one not spoken."""
+    version = headers.get(CONTRACT_HEADER_NAME, "2")
+    if version not in CONTRACT_VERSIONS:
+        spoken = " and ".join(CONTRACT_VERSIONS)
+        message = f"This engine speaks contract versions {spoken}; the call names another."
+        raise Refusal(400, "unsupported_contract", message)
+    return version
 
 
 def answer_contract_call(
     *,
     state: EngineState,
-    token: str,
-    method: str,
-    path: str,
+    operation: str,
+    arguments: dict[str, str],
     query: dict[str, list[str]],
     headers: Any,
     body: Any,
 ) -> Answer:
-    """The answer to one contract request; ``body`` is the decoded JSON, or a ValueError."""
-    if token and headers.get("Authorization") != f"Bearer {token}":
-        message = "A valid bearer token is needed."
-        return error(401, "unauthorized", message, **{"WWW-Authenticate": "Bearer"})
-    version = headers.get(CONTRACT_HEADER_NAME, "2")
-    if version not in CONTRACT_VERSIONS:
-        spoken = " and ".join(CONTRACT_VERSIONS)
-        message = f"This engine speaks contract versions {spoken}, not {version!r}."
-        return error(400, "unsupported_contract", message)
-    if isinstance(body, ValueError):
-        return error(400, "invalid_json", str(body))
-    for route_method, pattern, route in ROUTES:
-        match = pattern.match(path)
-        if match and route_method == method:
-            call = Call(state=state, body=body or {}, query=query, headers=headers, version=version)
-            return run_route(route, call, [unquote(a) for a in match.groups()])
-    return error(404, "not_found", f"No route {method} {path}.")
-
-
-def run_route(route: Callable[..., Answer], call: Call, args: list[str]) -> Answer:
-    """Run one route, turning what the state refuses into the contract's error answers."""
-    try:
-        return route(call, *args)
-    except Refused as refused:
-        return error(refused.status, refused.code, refused.message)
-    except NoOwner as exc:
-        return error(409, "no_owner", str(exc))
-    except BadCursor as exc:
-        return error(400, "invalid_cursor", str(exc))
-    except (UnknownRevision, RevisionGone, UnknownItem) as exc:
-        for kind, status, code, message in REFUSALS:
-            if isinstance(exc, kind):
-                return error(status, code, message)
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        return error(400, "invalid_request", f"The request is missing or has a bad field: {exc}")
+    """The answer to one routed contract request; ``body`` is the decoded JSON (None: none)."""
+    version = contract_version(headers)
+    checked_path(operation, arguments)
+    call = Call(
+        state=state,
+        body=checked_body(operation, body),
+        query=checked_query(operation, query),
+        headers=headers,
+        version=version,
+    )
+    return ROUTES[operation](call, **arguments)

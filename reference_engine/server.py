@@ -1,19 +1,24 @@
 """The reference engine in this process, on a real loopback socket, for tests and benches.
 
-A threaded WSGI server from the standard library (:mod:`wsgiref`) serves the same
-:class:`~.app.EngineApp` that gunicorn serves in production (:mod:`.service`). It hands the app
-each request's socket (``engine.socket``), so connection-level fault modes can close or reset it,
-and writes nothing for a request whose connection the app dropped on purpose.
+It runs what production runs: gunicorn's own threaded worker (``gthread``: its HTTP/1.1 parser,
+keep-alive, request threads and limits, configured as :mod:`.service` configures it) serving the
+same :class:`~.app.EngineApp`, here in a background thread rather than a forked process, so a
+test can reach the engine's state and faults directly.
 """
 
+import os
 import shutil
-import sys
 import tempfile
 import threading
+import time
+from contextlib import suppress
 from pathlib import Path
-from socketserver import ThreadingMixIn
 from typing import Any
-from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer
+
+from gunicorn.config import Config
+from gunicorn.glogging import Logger
+from gunicorn.sock import TCPSocket
+from gunicorn.workers.gthread import ThreadWorker
 
 from reference_engine.app import EngineApp
 from reference_engine.brain_client import BrainClient
@@ -21,52 +26,68 @@ from reference_engine.faults import MODES
 from reference_engine.state import EngineState
 from reference_engine.storage.database import Database
 
-
-class EngineServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hung up, or a connection a fault closed, is normal; else printed."""
-        if isinstance(sys.exc_info()[1], OSError):
-            return
-        super().handle_error(request, client_address)
+THREADS = 8
+"""Request threads, as ``manage.py memory_engine`` runs the engine (``--threads``)."""
 
 
-class QuietServerHandler(ServerHandler):
-    def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None):
-        """wsgiref refuses hop-by-hop headers from an app; the ``Connection: close`` the app
-        sends gunicorn with a dropped connection means nothing here (nothing is written)."""
-        kept = [(name, value) for name, value in headers if name.lower() != "connection"]
-        return super().start_response(status, kept, exc_info)
+class ThreadedWorker(ThreadWorker):  # type: ignore[misc] - gunicorn ships no types
+    """gunicorn's gthread worker run in a thread of this process: no signals of its own (only
+    a process's main thread may set them); :meth:`stop` ends it as SIGTERM would."""
 
-    def finish_response(self) -> None:
-        if self.environ.get("engine.dropped"):
-            self.close()  # the app closed the connection on purpose: nothing is written
-            return
-        super().finish_response()
+    def init_signals(self) -> None:
+        """The process's signals stay the test runner's."""
+
+    def stop(self) -> None:
+        """Stop as on SIGTERM: no new connections, requests in flight finished."""
+        self.alive = False
+        self.method_queue.defer(lambda: None)  # wake the worker's loop
+
+    def _cap_keepalive(self, deadline: float) -> None:
+        """Idle kept-alive connections are closed as the worker stops, not after gunicorn's
+        linger: a test that stops its engine means it to be down now."""
+        super()._cap_keepalive(time.monotonic())
+
+    def release(self) -> None:
+        """Close what the worker opened beside its sockets: its wake-up pipe and heartbeat file."""
+        for end in getattr(self, "PIPE", ()):
+            with suppress(OSError):
+                os.close(end)
+        self.tmp.close()
 
 
-class EngineRequestHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
-        """Quiet: tests and benches read ``/_control/requests`` instead."""
+class Served:
+    """What gunicorn's worker loads: the engine's app, which :meth:`ReferenceEngine.serve` may
+    replace while it runs."""
 
-    def handle(self) -> None:
-        self.raw_requestline = self.rfile.readline(65537)
-        if len(self.raw_requestline) > 65536 or not self.parse_request():
-            return
-        environ = self.get_environ()
-        environ["engine.socket"] = self.connection
-        handler = QuietServerHandler(
-            self.rfile, self.wfile, self.get_stderr(), environ, multithread=True
-        )
-        handler.request_handler = self  # type: ignore[attr-defined] - wsgiref's own hook
-        handler.run(self.server.get_app())  # type: ignore[attr-defined]
+    def __init__(self, app: EngineApp) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        return self.app(environ, start_response)
+
+    def wsgi(self) -> "Served":
+        return self
+
+
+def worker_config(host: str, port: int, threads: int) -> Config:
+    """gunicorn's settings for the engine: threaded, keep-alive, quiet (the app logs access)."""
+    config = Config()
+    for name, value in {
+        "bind": f"{host}:{port}",
+        "worker_class": "gthread",
+        "threads": threads,
+        "keepalive": 5,
+        "graceful_timeout": 5,
+        "accesslog": None,
+        "loglevel": "warning",
+        "control_socket_disable": True,
+    }.items():
+        config.set(name, value)
+    return config
 
 
 class ReferenceEngine:
-    """The reference engine on a real socket, in a background thread.
+    """The reference engine on a real socket, served by gunicorn in a background thread.
 
     ``database`` is an engine database URL or file; with none, a fresh SQLite file in a
     temporary folder is used and removed at :meth:`stop`. ``control`` opens ``/_control/``.
@@ -83,20 +104,33 @@ class ReferenceEngine:
         database: str | None = None,
         control: bool = False,
         brain: BrainClient | None = None,
+        threads: int = THREADS,
     ) -> None:
         self.scratch = None if database else Path(tempfile.mkdtemp(prefix="engine-"))
         self.database = Database(database or str(self.scratch / "engine.sqlite3"))
         self.state = EngineState(self.database, answer_delay=answer_delay, brain=brain)
         # The tests read what this engine received (:attr:`received`), door or no door.
         self.app = EngineApp(self.state, token=token, control=control, log_requests=True)
-        self.server = EngineServer((host, port), EngineRequestHandler)
-        self.server.set_app(self.app)
+        self.served = Served(self.app)
+        config = worker_config(host, port, threads)
+        log = Logger(config)
+        self.listener = TCPSocket((host, port), config, log)
+        bound_host, bound_port = self.listener.getsockname()[:2]
+        self.address = f"http://{bound_host}:{bound_port}"
+        self.worker = ThreadedWorker(
+            age=1,
+            ppid=os.getppid(),
+            sockets=[self.listener],
+            app=self.served,
+            timeout=30,
+            cfg=config,
+            log=log,
+        )
         self.thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self.address
 
     @property
     def received(self) -> list[dict[str, Any]]:
@@ -112,7 +146,7 @@ class ReferenceEngine:
 
     def start(self) -> "ReferenceEngine":
         self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            target=self.worker.init_process, name="reference-engine", daemon=True
         )
         self.thread.start()
         self.state.thinker.start()
@@ -121,13 +155,18 @@ class ReferenceEngine:
     def stop(self) -> None:
         self.app.faults.clear()
         self.state.thinker.stop()
-        self.server.shutdown()
-        self.server.server_close()
         if self.thread is not None:
-            self.thread.join(timeout=5)
+            self.worker.stop()
+            self.thread.join(timeout=10)
+        self.worker.release()
+        self.listener.close()
         self.database.close()
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def serve(self, app: EngineApp) -> None:
+        """Serve ``app`` from the next request on (a test's own configuration of the app)."""
+        self.served.app = app
 
     def set_fault(self, mode: str, **options: Any) -> None:
         if mode not in MODES:

@@ -16,7 +16,14 @@ from typing import Any
 
 from reference_engine.brain_client import BrainClient
 from reference_engine.events import remembered_by_event
-from reference_engine.souls import STOP_WORDS, Memory, UnknownItem, now_iso, words_of
+from reference_engine.souls import (
+    STOP_WORDS,
+    Memory,
+    UnknownItem,
+    UnknownRevision,
+    now_iso,
+    words_of,
+)
 from reference_engine.storage import asks as ask_rows
 from reference_engine.storage import memories as rows
 from reference_engine.storage.database import Database
@@ -33,6 +40,8 @@ from reference_engine.thinking import Thinker
 
 __all__ = ["EngineState", "now_iso"]
 PAGE_LIMITS = range(1, 101)
+LARGEST_NUMBER = 2**63 - 1
+"""The largest counter either database keeps (a signed 64-bit integer)."""
 
 
 class BadCursor(ValueError):
@@ -110,7 +119,7 @@ class EngineState:
         Raises :class:`~.souls.UnknownRevision` or :class:`~.souls.RevisionGone`.
         """
         with self.database.read() as cursor:
-            number = head_number(cursor, soul) if revision is None else revision_number(revision)
+            number = head_number(cursor, soul) if revision is None else known_number(revision)
             ids, text = block_at(cursor, soul, number, viewer)
         name = revision_name(number)
         return {"soul": soul, "revision": name, "viewer": viewer, "block": text, "items": ids}
@@ -336,11 +345,24 @@ class SoulViews:
             return iter([row[0] for row in cursor.run("SELECT soul FROM engine_souls").all()])
 
 
+def known_number(revision: str) -> int:
+    """The counter a revision name stands for; :class:`UnknownRevision` for a name no counter
+    reaches (past 64 bits), which the database could not even be asked about."""
+    if not revision.isascii():
+        raise UnknownRevision(revision)
+    number = revision_number(revision)
+    if number > LARGEST_NUMBER:
+        raise UnknownRevision(revision)
+    return number
+
+
 def cursor_position(cursor: str) -> int | None:
     """The sequence number a listing cursor points before (no cursor: None, the newest)."""
     if not cursor:
         return None
     prefix, _, number = cursor.partition("-")
-    if prefix != "before" or not number.isdigit():
-        raise BadCursor(f"cursor {cursor!r} is not one this engine gave")
+    if prefix != "before" or not (number.isascii() and number.isdigit()):
+        raise BadCursor("cursor is not one this engine gave")
+    if int(number) > LARGEST_NUMBER:
+        raise BadCursor("cursor is not one this engine gave")
     return int(number)

@@ -1,9 +1,11 @@
 """What every part of the reference engine's HTTP side shares: the contract header, the shape of
-an answer, raw bodies for fault modes, and the request log.
+an answer and of a refusal, raw bodies for fault modes, and the request log.
 
 An answer is ``(status, body, headers)``: ``body`` is JSON-able (None for no body) or a
-:class:`RawBody` sent as it is. :class:`ConnectionDropped` tells the server the connection was
-closed on purpose (a fault mode) and nothing is to be written.
+:class:`RawBody` sent as it is. A :class:`Refusal` raised anywhere while a request is answered
+becomes the contract's error answer (:mod:`.errors` turns every exception into one).
+:class:`ConnectionDropped` tells the server the connection was closed on purpose (a fault mode)
+and nothing is to be written.
 """
 
 import threading
@@ -32,9 +34,49 @@ class ConnectionDropped(Exception):
     """The connection was closed or reset on purpose; the server writes nothing more."""
 
 
-def error(status: int, code: str, message: str, **headers: str) -> Answer:
-    """The contract's error answer."""
-    return status, {"error": {"code": code, "message": message}}, headers
+class Refusal(Exception):
+    """A request the engine answers with an error: the status, the contract's ``code``, a
+    message in the engine's own words, and (for a malformed request) ``details``: one
+    ``{"field", "problem"}`` per thing wrong, naming the field, never quoting its value."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        details: list[dict[str, str]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+        self.details = details or []
+        self.headers = headers or {}
+
+    def answer(self) -> Answer:
+        """The contract's error answer for this refusal."""
+        return error(self.status, self.code, self.message, details=self.details, **self.headers)
+
+
+def invalid(field: str, problem: str, *, code: str = "invalid_request") -> Refusal:
+    """A 400 for one field that is wrong, saying which and how."""
+    return Refusal(400, code, f"{field} {problem}.", details=[{"field": field, "problem": problem}])
+
+
+def error(
+    status: int,
+    code: str,
+    message: str,
+    *,
+    details: list[dict[str, str]] | None = None,
+    **headers: str,
+) -> Answer:
+    """The contract's error answer: ``{"error": {"code", "message"}}``, with ``details`` when
+    there are any."""
+    body: dict[str, Any] = {"code": code, "message": message}
+    if details:
+        body["details"] = details
+    return status, {"error": body}, headers
 
 
 class RequestLog:

@@ -30,7 +30,7 @@ def test_manage_py_memory_engine_opens_the_control_door_only_when_told(tmp_path:
     with engine_process(database) as (url, _):
         assert requests.get(url + "/_control/requests", timeout=5).status_code == 404
     with engine_process(database, "--control") as (url, _):
-        assert requests.get(url + "/_control/requests", timeout=5).status_code == 200
+        assert requests.get(url + "/_control/requests", headers=AUTH, timeout=5).status_code == 200
 
 
 def test_an_engine_without_the_control_door_keeps_no_request_log(tmp_path: str) -> None:
@@ -38,7 +38,7 @@ def test_an_engine_without_the_control_door_keeps_no_request_log(tmp_path: str) 
     must not keep every turn event it was sent in memory."""
     engine = ReferenceEngine(token=TOKEN, database=f"{tmp_path}/engine.sqlite3").start()
     household = EngineApp(engine.state, token=TOKEN)  # as gunicorn serves it without --control
-    engine.server.set_app(household)
+    engine.serve(household)
     try:
         assert send(engine.url, turn_event("the bins go out on Tuesday")).status_code == 202
         assert [m.text for m in engine.state.souls["pippa"].memories] == [

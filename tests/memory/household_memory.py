@@ -35,7 +35,9 @@ def add_memory(
         engine.state.remember("pippa", text, scope=scope, member=member, name=name, source=source)
     else:
         body = {"soul": "pippa", "text": text, "scope": scope, "member": member, "name": name}
-        answer = requests.post(f"{engine.url}/_control/memories", json=body, timeout=5)
+        answer = requests.post(
+            f"{engine.url}/_control/memories", json=body, headers=HEADERS, timeout=5
+        )
         assert answer.status_code == 200, answer.text
     return engine.state.souls["pippa"].memories[-1].id
 

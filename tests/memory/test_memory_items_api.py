@@ -16,6 +16,7 @@ from reference_engine import ReferenceEngine
 from webui.models import Conversation
 
 from .household_memory import (
+    HEADERS,
     add_memory,
     grant_manage_memory,
     head,
@@ -60,7 +61,7 @@ def household(memory_on: ReferenceEngine, soul: Any, user: Any, bob: Any) -> dic
 
 def engine_request_log(engine: ReferenceEngine) -> list[dict[str, Any]]:
     """What the engine received, as its control door tells it over the socket."""
-    answer = requests.get(f"{engine.url}/_control/requests", timeout=5)
+    answer = requests.get(f"{engine.url}/_control/requests", headers=HEADERS, timeout=5)
     assert answer.status_code == 200, answer.text
     return answer.json()["requests"]
 

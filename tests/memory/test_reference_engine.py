@@ -238,32 +238,47 @@ def test_faults_switch_at_run_time_and_control_routes_stay_reachable(
     engine: ReferenceEngine,
 ) -> None:
     set_fault = requests.post(
-        engine.url + "/_control/faults", json={"mode": "error", "status": 503}, timeout=5
+        engine.url + "/_control/faults",
+        json={"mode": "error", "status": 503},
+        headers=AUTH,
+        timeout=5,
     )
     assert set_fault.status_code == 200
     assert call(engine, "GET", "/v1/souls/pippa/head").status_code == 503
     assert (
-        requests.post(engine.url + "/_control/faults", json={"mode": "nope"}, timeout=5).status_code
+        requests.post(
+            engine.url + "/_control/faults", json={"mode": "nope"}, headers=AUTH, timeout=5
+        ).status_code
         == 400
     )
 
     requests.post(
-        engine.url + "/_control/faults", json={"mode": "throttle", "retry_after": 7}, timeout=5
+        engine.url + "/_control/faults",
+        json={"mode": "throttle", "retry_after": 7},
+        headers=AUTH,
+        timeout=5,
     )
     throttled = call(engine, "GET", "/v1/souls/pippa/head")
     assert (throttled.status_code, throttled.headers["Retry-After"]) == (429, "7")
 
-    requests.post(engine.url + "/_control/faults", json={"mode": "error", "status": 301}, timeout=5)
+    requests.post(
+        engine.url + "/_control/faults",
+        json={"mode": "error", "status": 301},
+        headers=AUTH,
+        timeout=5,
+    )
     moved = call(engine, "GET", "/v1/souls/pippa/head", allow_redirects=False)
     assert moved.status_code == 301
 
-    requests.post(engine.url + "/_control/faults", json={"mode": "down"}, timeout=5)
+    requests.post(engine.url + "/_control/faults", json={"mode": "down"}, headers=AUTH, timeout=5)
     with pytest.raises(requests.ConnectionError):
         call(engine, "GET", "/v1/souls/pippa/head")
 
-    requests.post(engine.url + "/_control/reset", json={}, timeout=5)
+    requests.post(engine.url + "/_control/reset", json={}, headers=AUTH, timeout=5)
     assert call(engine, "GET", "/v1/souls/pippa/head").status_code == 200
-    listed = requests.get(engine.url + "/_control/requests", timeout=5).json()["requests"]
+    listed = requests.get(engine.url + "/_control/requests", headers=AUTH, timeout=5).json()[
+        "requests"
+    ]
     assert [r["path"] for r in listed] == ["/v1/souls/pippa/head"] * 5
     assert all(not r["path"].startswith("/_control") for r in listed)
 

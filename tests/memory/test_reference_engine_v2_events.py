@@ -94,12 +94,20 @@ def test_the_control_door_adds_household_or_a_members_private_memory(
     engine: ReferenceEngine,
 ) -> None:
     door = engine.url + "/_control/memories"
-    plain = requests.post(door, json={"soul": "pippa", "text": "Plain."}, timeout=5)
+    plain = requests.post(
+        door, json={"soul": "pippa", "text": "Plain."}, headers=HEADERS, timeout=5
+    )
     private = requests.post(
-        door, json={"soul": "pippa", "text": "Mine.", "scope": "private", **ALICE}, timeout=5
+        door,
+        json={"soul": "pippa", "text": "Mine.", "scope": "private", **ALICE},
+        headers=HEADERS,
+        timeout=5,
     )
     orphan = requests.post(
-        door, json={"soul": "pippa", "text": "No one's.", "scope": "private"}, timeout=5
+        door,
+        json={"soul": "pippa", "text": "No one's.", "scope": "private"},
+        headers=HEADERS,
+        timeout=5,
     )
 
     assert (plain.status_code, private.status_code, orphan.status_code) == (200, 200, 400)
