@@ -202,11 +202,16 @@ def raw_round(engine_url: str, payloads: list[dict[str, Any]]) -> tuple[float, l
 
 def recorded_once(engine_url: str, expected: list[str]) -> bool:
     """Whether the engine received each expected event once, then clears its log."""
-    log = requests.get(f"{engine_url}/_control/requests", timeout=30).json()["requests"]
-    keys = [r["headers"].get("Idempotency-Key") for r in log if r["path"] == "/v1/events"]
+    door = {"Authorization": f"Bearer {TOKEN}"}  # the control door asks for the token too
+    log = requests.get(f"{engine_url}/_control/requests", headers=door, timeout=30)
+    keys = [
+        r["headers"].get("Idempotency-Key")
+        for r in log.json()["requests"]
+        if r["path"] == "/v1/events"
+    ]
     wanted = set(expected)
     seen = [key for key in keys if key in wanted]
-    requests.post(f"{engine_url}/_control/reset", json={"state": True}, timeout=10)
+    requests.post(f"{engine_url}/_control/reset", json={"state": True}, headers=door, timeout=10)
     return len(seen) == len(wanted) == len(set(seen))
 
 
