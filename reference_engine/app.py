@@ -122,7 +122,7 @@ class EngineApp:
             request_id=request_id_of(environ),
         )
         try:
-            answer = self.answer(environ)
+            answer = self.answer(environ, asked)
         except ConnectionDropped:
             self.log_access(asked, "dropped", started)
             # gunicorn takes "not connected" as a client gone: it writes nothing, logs nothing.
@@ -156,8 +156,9 @@ class EngineApp:
                 headers={"WWW-Authenticate": "Bearer"},
             )
 
-    def answer(self, environ: dict[str, Any]) -> Answer:
-        """The answer to one request; a refusal or failure is raised for :mod:`.errors`."""
+    def answer(self, environ: dict[str, Any], asked: Asked) -> Answer:
+        """The answer to one request; a refusal or failure is raised for :mod:`.errors`
+        (under a fault, answered here, so that the fault acts on its answer too)."""
         method = environ["REQUEST_METHOD"]
         path = request_path(environ)
         headers = Headers(environ)
@@ -190,7 +191,7 @@ class EngineApp:
         except Exception as failure:
             if not fault:
                 raise
-            answer = failure_answer(failure, Asked(method, path, request_id_of(environ)))
+            answer = failure_answer(failure, asked)
         return faulted_answer(fault, answer, sock) if fault else answer
 
     def answer_contract(

@@ -25,6 +25,8 @@ MAX_URL_BYTES = 2048
 MAX_DEPTH = 32
 """The deepest a body's JSON may nest (objects and arrays)."""
 MAX_QUERY_FIELDS = 20
+QUERY_SAFE = "".join(chr(c) for c in range(33, 127))
+"""Every printable ASCII character: escapes (``%``) and separators stay as they were sent."""
 MAX_FIELD_NAME = 100
 """Field names in ``details`` are cut to this many characters."""
 
@@ -57,17 +59,17 @@ def request_path(environ: dict[str, Any]) -> str:
 
 def request_query(environ: dict[str, Any]) -> dict[str, list[str]]:
     """The query string's values by name, each UTF-8 text without NUL."""
-    sent = environ.get("QUERY_STRING", "").encode("latin-1", "replace")
+    # Raw bytes past ASCII (a client that did not escape them) are escaped, so that every
+    # value is decoded once, as UTF-8, strictly.
+    sent = quote(environ.get("QUERY_STRING", "").encode("latin-1", "replace"), safe=QUERY_SAFE)
+    if sent.count("&") + sent.count(";") >= MAX_QUERY_FIELDS:
+        raise invalid("query", f"must have at most {MAX_QUERY_FIELDS} parameters")
     try:
-        pairs = parse_qsl(sent, keep_blank_values=True, max_num_fields=MAX_QUERY_FIELDS)
-    except ValueError:
-        raise invalid("query", f"must have at most {MAX_QUERY_FIELDS} parameters") from None
+        pairs = parse_qsl(sent, keep_blank_values=True, encoding="utf-8", errors="strict")
+    except UnicodeDecodeError:
+        raise invalid("query", "must be UTF-8 text") from None
     query: dict[str, list[str]] = {}
-    for raw_name, raw_value in pairs:
-        try:
-            name, value = raw_name.decode("utf-8"), raw_value.decode("utf-8")
-        except UnicodeDecodeError:
-            raise invalid("query", "must be UTF-8 text") from None
+    for name, value in pairs:
         if "\x00" in name:
             raise invalid("query", "must not hold a NUL character")
         if "\x00" in value:

@@ -69,10 +69,12 @@ class Served:
         return self
 
 
-def worker_config(host: str, port: int, threads: int) -> Config:
-    """gunicorn's settings for the engine: threaded, keep-alive, quiet (the app logs access)."""
+def worker_config(host: str, port: int, threads: int, booted: threading.Event) -> Config:
+    """gunicorn's settings for the engine: threaded, keep-alive, quiet (the app logs access);
+    ``booted`` is set once the worker is about to serve."""
     config = Config()
     for name, value in {
+        "post_worker_init": lambda worker: booted.set(),
         "bind": f"{host}:{port}",
         "worker_class": "gthread",
         "threads": threads,
@@ -112,7 +114,8 @@ class ReferenceEngine:
         # The tests read what this engine received (:attr:`received`), door or no door.
         self.app = EngineApp(self.state, token=token, control=control, log_requests=True)
         self.served = Served(self.app)
-        config = worker_config(host, port, threads)
+        self.booted = threading.Event()
+        config = worker_config(host, port, threads, self.booted)
         log = Logger(config)
         self.listener = TCPSocket((host, port), config, log)
         bound_host, bound_port = self.listener.getsockname()[:2]
@@ -149,6 +152,8 @@ class ReferenceEngine:
             target=self.worker.init_process, name="reference-engine", daemon=True
         )
         self.thread.start()
+        if not self.booted.wait(timeout=30):
+            raise RuntimeError("the engine's gunicorn worker did not start within 30 s")
         self.state.thinker.start()
         return self
 

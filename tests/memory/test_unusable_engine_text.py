@@ -82,8 +82,20 @@ EVENT = {
     "id": "evt-1",
     "occurred_at": "2026-12-02T09:30:00Z",
     "soul": "pippa",
-    "conversation": "c1",
-    "message": {},
+    "conversation": {
+        "id": "c1",
+        "pinned_head": None,
+        "viewer": None,
+        "vessel": "offline",
+        "kind": "job",
+    },
+    "message": {
+        "id": "m1",
+        "role": "assistant",
+        "created_at": "2026-12-02T09:30:00Z",
+        "content": "Noted.",
+        "tool_uses": [],
+    },
 }
 CALLS = {
     "block": ("GET", "/v1/souls/pippa/head", None, {}, "block"),
