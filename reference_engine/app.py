@@ -38,7 +38,7 @@ from reference_engine.souls import now_iso
 from reference_engine.state import EngineState
 from reference_engine.wire import Answer, ConnectionDropped, RawBody, Refusal, RequestLog
 
-access_log = logging.getLogger("reference_engine.access")
+access_log = logging.getLogger(__name__)
 
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 """A request id taken from the caller; anything else is replaced by one made here."""

@@ -77,7 +77,7 @@ def test_a_body_declared_over_the_cap_is_refused_before_a_byte_of_it_is_sent(
 def test_each_request_is_one_access_line_with_its_id_and_no_member_words(
     engine: ReferenceEngine, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="reference_engine.access")
+    caplog.set_level(logging.INFO, logger="reference_engine.app")
     words = "alice secretly plans the surprise party"
     send(engine.url, turn_event(words, ALICE))
     answer = call(
@@ -88,7 +88,7 @@ def test_each_request_is_one_access_line_with_its_id_and_no_member_words(
         headers={"X-Request-Id": "walk-0001"},
     )
 
-    lines = [r.getMessage() for r in caplog.records if r.name == "reference_engine.access"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "reference_engine.app"]
     assert answer.headers["X-Request-Id"] == "walk-0001"
     assert lines[-1].startswith("GET /v1/souls/pippa/items 200 ")
     assert lines[-1].endswith("ms request_id=walk-0001")
