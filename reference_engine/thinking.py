@@ -1,4 +1,5 @@
-"""The engine's judgement, borrowed through the brain door: answers to asks, and wake briefs.
+"""The engine's judgement, borrowed through the brain door: answers to asks, wake briefs, and the
+curation of blocks (:mod:`.curation`, run by the same background worker).
 
 An ask is answered from the memories its viewer may see (a ranked recall of its question), which
 the door's ``assemble`` role turns into the answer. The answer is written once into the ask's row
@@ -22,6 +23,7 @@ import uuid
 from typing import Any
 
 from reference_engine.brain_client import BrainClient, DoorFailed
+from reference_engine.curation import Curator
 from reference_engine.selection import Candidate, choose, render
 from reference_engine.souls import now_iso
 from reference_engine.storage import asks as ask_rows
@@ -74,6 +76,7 @@ class Thinker:
         self.thread: threading.Thread | None = None
         self.first_try: dict[str, float] = {}
         self.next_try: dict[str, float] = {}
+        self.curator = Curator(state, brain)
 
     @property
     def background(self) -> bool:
@@ -150,6 +153,10 @@ class Thinker:
                 self.answer_due()
             except Exception:  # a database hiccup must not end the worker: log, try again
                 logger.exception("The engine could not answer its due asks; trying again")
+            try:
+                self.curator.curate_due()
+            except Exception:  # the last choice keeps serving; the next round tries again
+                logger.exception("The engine could not curate its blocks; trying again")
             self.nudge.wait(POLL_SECONDS)
             self.nudge.clear()
 
