@@ -36,8 +36,10 @@ SELECT i.seq, i.text, i.owner, i.forgotten_rev,
   COALESCE((SELECT k.keep FROM engine_keeps k WHERE k.item_seq = i.seq AND k.rev <= ?
             ORDER BY k.rev DESC LIMIT 1), 0)
 FROM engine_items i
-WHERE i.soul = ? AND i.added_rev <= ? AND (i.forgotten_rev IS NULL OR i.forgotten_rev > ?)"""
-"""Items as they were at a revision: ``(seq, text, owner, forgotten_rev, scope then, keep then)``."""
+WHERE i.soul = ? AND +i.added_rev <= ? AND (+i.forgotten_rev IS NULL OR +i.forgotten_rev > ?)"""
+"""Items as they were at a revision: ``(seq, text, owner, forgotten_rev, scope then, keep then)``.
+The revision tests are kept off the indexes (``+``), so each pool is read newest first from its own
+index, never sorted whole."""
 SCOPE_CHANGED_AFTER = (
     "EXISTS (SELECT 1 FROM engine_scopes c WHERE c.item_seq = i.seq AND c.rev > ?)"
 )
@@ -112,7 +114,7 @@ def held_rows(
     places = ", ".join("?" * len(seqs))
     rows = cursor.run(
         "SELECT seq, id, text, owner, scope, forgotten_rev FROM engine_items "
-        f"WHERE soul = ? AND seq IN ({places})",  # noqa: S608 - placeholders only
+        f"WHERE soul || '' = ? AND seq IN ({places})",  # noqa: S608 - placeholders only
         [soul, *seqs],
     ).all()
     found = {int(row[0]): row for row in rows}
@@ -258,7 +260,7 @@ SELECT i.seq, i.owner, i.added_rev, i.forgotten_rev, i.scope,
    ORDER BY s.rev DESC LIMIT 1),
   (SELECT s.scope FROM engine_scopes s WHERE s.item_seq = i.seq AND s.rev <= ?
    ORDER BY s.rev DESC LIMIT 1)
-FROM engine_items i WHERE i.soul = ? AND """
+FROM engine_items i WHERE """
 """Items as two revisions saw them: ``(seq, owner, added_rev, forgotten_rev, scope now, scope at
 the first, scope at the second)``."""
 
@@ -277,17 +279,15 @@ def carried_count(
     """``count`` (visible at ``since``) carried to ``rev`` by the items added, forgotten or
     rescoped in between; None when more changed than is worth reading one by one."""
     ranges = [
-        ("i.added_rev > ? AND i.added_rev <= ?", [since, rev]),
-        ("i.forgotten_rev > ? AND i.forgotten_rev <= ?", [since, rev]),
-        (
-            "i.seq IN (SELECT item_seq FROM engine_scopes WHERE rev > ? AND rev <= ?)",
-            [since, rev],
-        ),
+        "i.soul = ? AND i.added_rev > ? AND i.added_rev <= ?",
+        "i.soul = ? AND i.forgotten_rev > ? AND i.forgotten_rev <= ?",
+        # ``+``: found through the changes (few), not through every item of the soul
+        "i.soul || '' = ? AND i.seq IN (SELECT item_seq FROM engine_scopes WHERE rev > ? AND rev <= ?)",
     ]
     touched: dict[int, tuple[Any, ...]] = {}
-    for where, params in ranges:
+    for where in ranges:
         rows = cursor.run(
-            f"{VISIBLE_AT} {where} LIMIT ?", [since, rev, soul, *params, MOST_CHANGES + 1]
+            f"{VISIBLE_AT} {where} LIMIT ?", [since, rev, soul, since, rev, MOST_CHANGES + 1]
         ).all()
         if len(rows) > MOST_CHANGES:
             return None
@@ -311,7 +311,7 @@ def full_count(cursor: Cursor, soul: str, rev: int, viewer: str | None) -> int:
     count = int(row[0]) if row else 0
     # An item whose scope changed after ``rev`` was counted by its scope now: count it as then.
     changed = cursor.run(
-        f"{VISIBLE_AT} i.seq IN (SELECT item_seq FROM engine_scopes WHERE rev > ?)",
+        f"{VISIBLE_AT} i.soul || '' = ? AND i.seq IN (SELECT item_seq FROM engine_scopes WHERE rev > ?)",
         [rev, rev, soul, rev],
     ).all()
     for row in changed:
