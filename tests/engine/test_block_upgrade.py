@@ -18,6 +18,7 @@ from reference_engine.storage import memories as rows
 from reference_engine.storage.database import Database
 from reference_engine.storage.revisions import block_at, revision_name
 from reference_engine.storage.schema import MIGRATIONS, migrations_backend
+from tests.memory.test_brain_door import NEW_SECRET
 
 from .calls import call
 from .conftest import TOKEN
@@ -89,7 +90,7 @@ def test_a_hanging_brain_door_never_delays_or_empties_a_block(engine_database: s
     hanging.bind(("127.0.0.1", 0))
     hanging.listen(8)
     door = f"http://127.0.0.1:{hanging.getsockname()[1]}/api/memory/brain/"
-    brain = BrainClient(door, "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", timeout=4)
+    brain = BrainClient(door, NEW_SECRET, timeout=4)
     engine = ReferenceEngine(
         token=TOKEN, database=engine_database, block_chars=1000, brain=brain
     ).start()
