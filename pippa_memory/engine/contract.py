@@ -29,24 +29,40 @@ def all_required(properties: dict[str, Any]) -> dict[str, Any]:
 
 MEMBER = all_required({"member": {"type": "string", "minLength": 1}, "name": TEXT})
 
-ITEM: dict[str, Any] = all_required(
-    {
-        "id": {"type": "string", "minLength": 1},
-        "text": TEXT,
-        "at": TEXT,
-        "scope": SCOPE,
-        "said_by": {"oneOf": [{"type": "null"}, MEMBER]},
-        "source": all_required(
-            {"conversation": TEXT_OR_NULL, "message": TEXT_OR_NULL, "tool_use": TEXT_OR_NULL}
-        ),
-    }
-)
-"""One memory item, wherever it appears: who said it (null: an unattended run) and where."""
 
-BLOCK: dict[str, Any] = all_required(
-    {"soul": TEXT, "revision": REVISION, "viewer": TEXT_OR_NULL, "block": TEXT, "items": IDS}
+def with_optional(schema: dict[str, Any], properties: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with ``properties`` checked when present but not required: fields of version 3
+    that an engine from before the bounded block does not send yet (the plug-in reads them with
+    a default). Once every engine sends them they belong with the required ones."""
+    return {**schema, "properties": {**schema["properties"], **properties}}
+
+
+ITEM: dict[str, Any] = with_optional(
+    all_required(
+        {
+            "id": {"type": "string", "minLength": 1},
+            "text": TEXT,
+            "at": TEXT,
+            "scope": SCOPE,
+            "said_by": {"oneOf": [{"type": "null"}, MEMBER]},
+            "source": all_required(
+                {"conversation": TEXT_OR_NULL, "message": TEXT_OR_NULL, "tool_use": TEXT_OR_NULL}
+            ),
+        }
+    ),
+    {"keep": {"type": "boolean"}},
 )
-"""A rendered block of one revision for one viewer, with the ids of the items it holds."""
+"""One memory item, wherever it appears: who said it (null: an unattended run) and where, and
+(version 3) whether a member marked it ``keep`` in every chat."""
+
+BLOCK: dict[str, Any] = with_optional(
+    all_required(
+        {"soul": TEXT, "revision": REVISION, "viewer": TEXT_OR_NULL, "block": TEXT, "items": IDS}
+    ),
+    {"left_out": COUNT},
+)
+"""A rendered block of one revision for one viewer, with the ids of the items it holds and
+(version 3) how many memories that viewer may see it leaves out."""
 
 RECALL: dict[str, Any] = all_required(
     {
@@ -80,6 +96,7 @@ ITEM_FOUND: dict[str, Any] = all_required({"item": ITEM, "revision": REVISION})
 FORGOTTEN: dict[str, Any] = all_required({"forgotten": TEXT, "revision": REVISION})
 
 RESCOPED: dict[str, Any] = all_required({"item": ITEM, "revision": REVISION})
+"""A changed item (its scope, its *keep in every chat* mark) and the head revision it moved to."""
 
 FORGOTTEN_MEMBER: dict[str, Any] = all_required(
     {"forgotten": COUNT, "ids": IDS, "revision": REVISION}

@@ -58,9 +58,7 @@ def panel(user: Any, conversation: Conversation) -> dict[str, Any]:
 def make_the_spacing_pass(conversation: Conversation) -> None:
     """As if ``ABSENT_RETRY_SECONDS`` had passed since the absence and its last try."""
     past = timezone.now() - timedelta(hours=1)
-    PinRecord.objects.filter(conversation=conversation).update(
-        created_at=past, tried_again_at=None
-    )
+    PinRecord.objects.filter(conversation=conversation).update(created_at=past, tried_again_at=None)
 
 
 @pytest.fixture
