@@ -224,3 +224,26 @@ def test_the_admin_filters_pin_records_by_cause(
     listed = list(filtered.context["cl"].result_list)
     assert [record.conversation_id for record in listed] == [too_large.pk]
     assert "Absent: the block was too large (block_too_large)" in page.content.decode()
+
+
+def test_making_the_huge_memory_private_reaches_another_members_chat_absent_for_it(
+    memory_on: ReferenceEngine, make_conversation: Any, user: Any, make_user: Any
+) -> None:
+    bob = make_user("bob")
+    add_memory(memory_on, SMALL)
+    huge = add_memory(memory_on, HUGE, by=user)
+    bobs = make_conversation(viewer=bob)
+    run_turn(conversation=bobs, text="hello")
+
+    changed = changes.change_scope(soul=bobs.soul, user=user, item_id=huge, scope="private")
+    bobs.refresh_from_db()  # as the next request reads it
+    run_turn(conversation=bobs, text="again")
+
+    assert changed.repinned.absent == 1
+    bobs.refresh_from_db()
+    assert bobs.pinned_head is not None
+    assert [(o, r) for o, r, _ in history(bobs)] == [
+        ("absent", "block_too_large"),
+        ("repin_requested", "made_private"),
+        ("pinned", ""),
+    ]
