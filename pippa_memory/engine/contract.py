@@ -90,6 +90,7 @@ ITEM_FOUND: dict[str, Any] = all_required({"item": ITEM, "revision": REVISION})
 FORGOTTEN: dict[str, Any] = all_required({"forgotten": TEXT, "revision": REVISION})
 
 RESCOPED: dict[str, Any] = all_required({"item": ITEM, "revision": REVISION})
+"""A changed item (its scope, its *keep in every chat* mark) and the head revision it moved to."""
 
 FORGOTTEN_MEMBER: dict[str, Any] = all_required(
     {"forgotten": COUNT, "ids": IDS, "revision": REVISION}
