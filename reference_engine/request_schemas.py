@@ -34,7 +34,9 @@ DEFAULTED: dict[str, set[str]] = {
 }
 """Fields an operation's body may leave out here, by dotted name: what the engine does without."""
 
-FIELD_CODES: dict[str, dict[str, str]] = {"rescopeItem": {"scope": "invalid_scope"}}
+FIELD_CODES: dict[str, dict[str, str]] = {
+    "rescopeItem": {"scope": "invalid_scope", "keep": "invalid_keep"}
+}
 """Codes the contract names for a field that is wrong (else ``invalid_request``)."""
 
 MAX_DETAILS = 20

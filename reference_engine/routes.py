@@ -16,6 +16,7 @@ from typing import Any
 from werkzeug.routing import Map, Rule
 
 from reference_engine.request_schemas import checked_body, checked_path, checked_query
+from reference_engine.souls import SCOPES
 from reference_engine.state import EngineState
 from reference_engine.wire import (
     CONTRACT_HEADER_NAME,
@@ -49,12 +50,26 @@ class Call:
         return self.body.get("viewer")
 
 
+def for_version(call: Call, answer: dict[str, Any]) -> dict[str, Any]:
+    """``answer`` as the caller's contract version has it: version 2 never had ``left_out`` on
+    a block nor ``keep`` on an item."""
+    if call.v3:
+        return answer
+    shown = without(answer, "left_out")
+    if isinstance(shown.get("item"), dict):
+        shown["item"] = without(shown["item"], "keep")
+    if isinstance(shown.get("items"), list):
+        shown["items"] = [without(i, "keep") if isinstance(i, dict) else i for i in shown["items"]]
+    return shown
+
+
 def route_head(call: Call, soul: str) -> Answer:
-    return 200, call.state.block(soul, viewer=call.query_viewer()), {}
+    return 200, for_version(call, call.state.block(soul, viewer=call.query_viewer())), {}
 
 
 def route_block(call: Call, soul: str, revision: str) -> Answer:
-    return 200, call.state.block(soul, revision, viewer=call.query_viewer()), {}
+    found = call.state.block(soul, revision, viewer=call.query_viewer())
+    return 200, for_version(call, found), {}
 
 
 def route_event(call: Call) -> Answer:
@@ -69,7 +84,7 @@ def route_recall(call: Call) -> Answer:
     body = call.body
     limit = body.get("limit", 5)
     found = call.state.recall(body["soul"], body["query"], limit, viewer=call.body_viewer())
-    return 200, found, {}
+    return 200, for_version(call, found), {}
 
 
 def route_ask(call: Call) -> Answer:
@@ -119,7 +134,7 @@ def route_items(call: Call, soul: str) -> Answer:
         limit=call.query.get("limit", 20),
         cursor=call.query.get("cursor", ""),
     )
-    return 200, listing, {}
+    return 200, for_version(call, listing), {}
 
 
 def route_members(call: Call, soul: str) -> Answer:
@@ -132,10 +147,19 @@ def route_forget(call: Call, soul: str, id: str) -> Answer:  # noqa: A002 - the 
     return 200, call.state.forget(soul, id, viewer=viewer, again_ok=call.v3), {}
 
 
-def route_rescope(call: Call, soul: str, id: str) -> Answer:  # noqa: A002 - the contract's name
+def route_change_item(call: Call, soul: str, id: str) -> Answer:  # noqa: A002 - the contract's name
+    """Change an item's ``scope``, its ``keep`` mark (version 3), or both; at least one."""
+    body = call.body
+    keep_given = call.v3 and "keep" in body
+    scope = body.get("scope")
+    if ("scope" in body or not keep_given) and scope not in SCOPES:
+        raise Refusal(400, "invalid_scope", f"scope must be one of {list(SCOPES)}")
+    keep = body.get("keep") if keep_given else None
+    if keep_given and not isinstance(keep, bool):
+        raise Refusal(400, "invalid_keep", "keep must be true or false")
     viewer = call.body_viewer()
-    scope = call.body["scope"]
-    return 200, call.state.rescope(soul, id, viewer=viewer, scope=scope), {}
+    changed = call.state.change_item(soul, id, viewer=viewer, scope=scope, keep=keep)
+    return 200, for_version(call, changed), {}
 
 
 def route_forget_member(call: Call, soul: str, member: str) -> Answer:
@@ -157,7 +181,7 @@ ROUTES: dict[str, Callable[..., Answer]] = {
     "listMembers": route_members,
     "findItem": route_item,
     "forgetItem": route_forget,
-    "rescopeItem": route_rescope,
+    "rescopeItem": route_change_item,
     "forgetMember": route_forget_member,
 }
 """Each route by the ``operationId`` its path and method have in ``docs/engine-openapi.yaml``."""
