@@ -50,6 +50,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # An address too long to read is a 414 in the site's shape (gunicorn lets it through).
+    "webui.web.long_url_guard.RefuseLongUrlMiddleware",
     # Before anything reads the request: a NUL where a member can type is a 400, never a 500.
     "webui.web.nul_guard.RefuseNulMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
