@@ -73,8 +73,11 @@ DEFAULTS: dict[str, Any] = {
     "OUTBOX_BASE_DELAY": 5.0,
     "OUTBOX_MAX_DELAY": 3600.0,
     "OUTBOX_MAX_AGE": 3 * 24 * 3600.0,
-    # Seconds past the delivery timeout before a claimed attempt may be tried by another worker.
-    "OUTBOX_LEASE_MARGIN": 30.0,
+    # Seconds past the delivery timeout before a claimed attempt may be tried by another worker:
+    # a claim's lease is the two together (20 s), so a worker killed mid-delivery has its events
+    # sent again within about 21 s (the lease and one poll). A batch sends for at most this long
+    # before it hands its unsent events back, due at once, so it never needs more.
+    "OUTBOX_LEASE_MARGIN": 10.0,
     # The delivery worker (`memory_outbox deliver`): seconds between its looks for due events
     # while no commit rings it, how commits ring it (pippa_memory/outbox/doorbell.py: on
     # PostgreSQL always LISTEN/NOTIFY; elsewhere "auto", a Unix socket named after the database,
