@@ -23,6 +23,7 @@ from webui.prompt.vault import vault_problem
 from webui.prune_windows import describe_days
 from webui.turns.lock import turn_is_live
 from webui.unattended.display import memory_line, post_heading
+from webui.unattended.lease import interrupt_lapsed_runs
 from webui.unattended.runner import run_wake
 from webui.vessels.connection import check_connection, key_status
 from webui.vessels.registry import vessel_problem
@@ -212,7 +213,9 @@ def vessel_memory_tool(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def soul_stream(request: HttpRequest) -> HttpResponse:
-    """The souls' unattended posts, newest first."""
+    """The souls' unattended posts, newest first; a run whose process ended mid-run is marked
+    interrupted first (its lease lapsed), so none says it is being written for ever."""
+    interrupt_lapsed_runs()
     runs = (
         UnattendedRun.objects.select_related("soul", "job", "conversation")
         .prefetch_related("conversation__messages")
