@@ -98,6 +98,14 @@ DEFAULTS: dict[str, Any] = {
     # Days before a stored memory block that no conversation pins any more is deleted (it may
     # hold a member's private items); 0 keeps them.
     "PRUNE_BLOCKS_DAYS": 7.0,
+    # Days before a pin record (the pin history: pins, absent pins, re-pin requests) is deleted;
+    # each conversation's newest record and newest pin decision are kept whatever their age (the
+    # next turn reads them). 0 keeps them all.
+    "PRUNE_PIN_RECORDS_DAYS": 30.0,
+    # How often one member may bring a conversation's memory up to date ("Bring up to date",
+    # ``POST /api/memory/conversations/<id>/refresh/``): each is one re-pin, one prompt-cache miss
+    # and a pin record. Past it: 429 with Retry-After. A rate as the brain door's ("" no limit).
+    "REFRESH_RATE": "10/min",
 }
 
 
