@@ -53,6 +53,8 @@ class SaidBySerializer(serializers.Serializer):
 
 
 class SourceSerializer(serializers.Serializer):
+    """Where the item was said: only for the viewer's own chats, null for anyone else's."""
+
     conversation = serializers.CharField(allow_null=True)
     message = serializers.CharField(allow_null=True)
     tool_use = serializers.CharField(allow_null=True)
@@ -137,10 +139,19 @@ def refusal_response(refusal: services.MemoryRefusal) -> Response:
     )
 
 
+#: The ``source`` of an item that did not come from one of the viewer's own chats.
+NO_SOURCE = {"conversation": None, "message": None, "tool_use": None}
+
+
 def item_json(request: Request, item: services.MemoryItem, turn_url: str | None) -> dict[str, Any]:
+    """The item in the engine's shape, with what the viewer may do; its ``source`` ids only when
+    it came from one of the viewer's own chats (``turn_url`` is then set): another member's
+    conversation and message ids, or an unattended run's, are theirs, and show as null."""
     user = request.user
+    shape = item.as_engine_shape()
     return {
-        **item.as_engine_shape(),
+        **shape,
+        "source": shape["source"] if turn_url else NO_SOURCE,
         "yours": services.said_it(user, item),
         "may_forget": services.may_forget(user, item),
         "may_change_scope": services.may_change_scope(user, item),
