@@ -105,11 +105,18 @@ class BrainClient:
         }
 
     def assemble(
-        self, soul: str, data: dict[str, Any], *, webhook_id: str | None = None
+        self,
+        soul: str,
+        data: dict[str, Any],
+        *,
+        viewer: str | None = None,
+        webhook_id: str | None = None,
     ) -> Judgement:
-        """Ask the door to ``assemble`` for ``soul``; a repeated ``webhook_id`` with the same
-        body gets the door's stored answer and runs no vessel again."""
-        return self.judge("assemble", soul, data, webhook_id=webhook_id)
+        """Ask the door to ``assemble`` for ``soul``, from facts ``viewer`` may see (None: an
+        unattended run, household only), so the door can leave out any its site knows that viewer
+        may no longer see; a repeated ``webhook_id`` with the same body gets the door's stored
+        answer and runs no vessel again."""
+        return self.judge("assemble", soul, data, viewer=viewer, webhook_id=webhook_id)
 
     def curate(
         self, soul: str, data: dict[str, Any], *, webhook_id: str | None = None
@@ -118,12 +125,19 @@ class BrainClient:
         return self.judge("curate", soul, data, webhook_id=webhook_id)
 
     def judge(
-        self, role: str, soul: str, data: dict[str, Any], *, webhook_id: str | None = None
+        self,
+        role: str,
+        soul: str,
+        data: dict[str, Any],
+        *,
+        viewer: str | None = None,
+        webhook_id: str | None = None,
     ) -> Judgement:
         """One signed call of ``role``; :class:`DoorFailed` saying why when it gave nothing."""
         if not self.configured:
             raise DoorFailed(self.problem)
-        body = json.dumps({"role": role, "soul": soul, "input": data}, sort_keys=True)
+        request = {"role": role, "soul": soul, "viewer": viewer, "input": data}
+        body = json.dumps(request, sort_keys=True)
         webhook_id = webhook_id or f"msg_{uuid.uuid4().hex}"
         try:
             reply = requests.post(

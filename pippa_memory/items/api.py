@@ -26,7 +26,7 @@ from webui.api.errors import error_response
 from webui.api.views import ERROR
 from webui.models import Soul
 
-QUERY_LENGTH = 200
+QUERY_LENGTH = services.QUERY_LENGTH
 
 
 class SoulQuerySerializer(serializers.Serializer):
@@ -41,7 +41,12 @@ class SoulQuerySerializer(serializers.Serializer):
 
 class ItemQuerySerializer(SoulQuerySerializer):
     q = serializers.CharField(max_length=QUERY_LENGTH, required=False, allow_blank=True)
-    cursor = serializers.CharField(max_length=QUERY_LENGTH, required=False, allow_blank=True)
+    cursor = serializers.CharField(
+        max_length=services.CURSOR_LENGTH,
+        required=False,
+        allow_blank=True,
+        help_text="A listing's ``next``.",
+    )
 
 
 class ItemChangeSerializer(serializers.Serializer):
