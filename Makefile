@@ -33,8 +33,8 @@ run: export ENGINE_OPTIONS ?=
 run: export WEBUI_OFFLINE_PACE_SECONDS ?= 0.05
 run: $(VENV)/.run-installed
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT) --login-file .demo-login
-	WEBUI_ADDR=$(HOST):$(PORT) PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho start -f Procfile
+	$(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT) --login-file .demo-login --member-file .demo-member
+	WEBUI_ADDR=$(HOST):$(PORT) PIPPA_ENGINE_DEMO_MEMBER="$$(cat .demo-member)" PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/honcho start -f Procfile
 
 test: $(VENV)/.dev-installed
 	$(BIN)/ruff check .

@@ -152,11 +152,15 @@ class Thinker:
             self.nudge.wait(POLL_SECONDS)
             self.nudge.clear()
 
-    def stop(self) -> None:
+    def stop(self, *, timeout: float = 10.0) -> bool:
+        """Stop between asks: an ask whose brain call is under way is finished and written
+        first. True once the worker has ended (or never ran), False if ``timeout`` came first."""
         self.stopping.set()
         self.nudge.set()
-        if self.thread is not None:
-            self.thread.join(timeout=10)
+        if self.thread is None:
+            return True
+        self.thread.join(timeout=timeout)
+        return not self.thread.is_alive()
 
     # -- briefs ---------------------------------------------------------------------------------
     def brief(self, soul: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pippa_memory.items import changes, services
 from pippa_memory.models import ItemTombstone, MemoryBlock, sha256_of
 from pippa_memory.pins import head, records, repins, turn_block
 from pippa_memory.pins.tombstones import record_tombstones, tombstoned_items
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 
 from .household_memory import HEADERS, add_memory
