@@ -23,6 +23,8 @@ from typing import Any
 import requests
 from standardwebhooks import Webhook
 
+from reference_engine.config import DEFAULTS
+
 DOOR_PATH = "/api/memory/brain/"
 #: Answers that mean "not now" rather than "no": the same call may be tried again later.
 TRANSIENT_STATUSES = {409, 429, 503}
@@ -82,9 +84,9 @@ class BrainClient:
         url: str,
         secret: str,
         *,
-        timeout: float = 30.0,
-        connect_timeout: float = 3.0,
-        max_bytes: int = 1_048_576,
+        timeout: float = DEFAULTS.brain_timeout,
+        connect_timeout: float = DEFAULTS.brain_connect_timeout,
+        max_bytes: int = DEFAULTS.brain_max_bytes,
     ) -> None:
         self.url, self.timeout, self.max_bytes = door_url(url), timeout, max_bytes
         self.connect_timeout = min(connect_timeout, timeout)

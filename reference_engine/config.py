@@ -112,6 +112,11 @@ class EngineConfig:
     )
 
 
+DEFAULTS = EngineConfig()
+"""Every setting at its default: what code that is not started from a config (the in-process
+engine of the tests, a bench) falls back on, so no default is stated twice."""
+
+
 class ConfigError(ValueError):
     """A setting's value cannot be used; the message names the flag or variable."""
 
@@ -179,4 +184,4 @@ def read_config(
         else:
             continue
         values[each.name] = parse_value(each.name, raw, each.default, minimum, source)
-    return replace(EngineConfig(), **values)
+    return replace(DEFAULTS, **values)

@@ -52,15 +52,14 @@ class EngineWorker(ThreadWorker):  # type: ignore[misc] - gunicorn ships no type
         if self.alive:
             state = getattr(self.app, "state", None)
             logger.info(
-                "Stopping (signal %s): taking no new requests, finishing %s in flight, and the "
-                "thinker stops between asks (up to %g s)",
+                "Stopping (signal %s): taking no new requests, finishing those in flight on %s "
+                "connection(s), and the thinker stops between asks (up to %g s)",
                 sig,
                 self.nr_conns,
                 self.cfg.graceful_timeout,
             )
             if state is not None:
-                state.thinker.stopping.set()  # seen between asks; a call under way finishes
-                state.thinker.nudge.set()
+                state.thinker.ask_to_stop()  # seen between asks; a call under way finishes
         super().handle_exit(sig, frame)
 
     def run(self) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from reference_engine.brain_client import BrainClient
+from reference_engine.config import DEFAULTS
 from reference_engine.events import remembered_by_event
 from reference_engine.souls import STOP_WORDS, Memory, UnknownItem, now_iso, words_of
 from reference_engine.storage import asks as ask_rows
@@ -48,7 +49,11 @@ class EngineState:
     """
 
     def __init__(
-        self, database: Database, *, answer_delay: float = 1.0, brain: BrainClient | None = None
+        self,
+        database: Database,
+        *,
+        answer_delay: float = DEFAULTS.answer_delay,
+        brain: BrainClient | None = None,
     ) -> None:
         self.database = database
         self.clock: Callable[[], float] = time.time

@@ -152,11 +152,16 @@ class Thinker:
             self.nudge.wait(POLL_SECONDS)
             self.nudge.clear()
 
-    def stop(self, *, timeout: float = 10.0) -> bool:
-        """Stop between asks: an ask whose brain call is under way is finished and written
-        first. True once the worker has ended (or never ran), False if ``timeout`` came first."""
+    def ask_to_stop(self) -> None:
+        """Stop at the next ask, at once: the one whose brain call is under way is finished and
+        written first, and those still due are left for the next start."""
         self.stopping.set()
         self.nudge.set()
+
+    def stop(self, *, timeout: float = 10.0) -> bool:
+        """:meth:`ask_to_stop`, then wait for it: True once the worker has ended (or never ran),
+        False if ``timeout`` came first."""
+        self.ask_to_stop()
         if self.thread is None:
             return True
         self.thread.join(timeout=timeout)

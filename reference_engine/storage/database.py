@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from reference_engine.config import DEFAULTS
+
 DEFAULT_FILE = "engine.sqlite3"
 #: Seconds a request waits for a PostgreSQL connection when all ``pool_size`` are lent.
 POOL_WAIT = 30.0
@@ -66,7 +68,7 @@ class Database:
     """A pool of connections to one engine database, SQLite or PostgreSQL; on PostgreSQL at
     most ``pool_size`` connections are open at once."""
 
-    def __init__(self, url: str, *, pool_size: int = 10) -> None:
+    def __init__(self, url: str, *, pool_size: int = DEFAULTS.pool_size) -> None:
         self.url = url
         self.path = sqlite_path(url)
         self.postgres = self.path is None
