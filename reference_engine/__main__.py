@@ -82,11 +82,12 @@ def run_serve(config: EngineConfig) -> int:
     brain = brain_of(config)
     thinks = f"thinking through {brain.url}" if brain.configured else brain.problem
     log.info(
-        "Reference memory engine on http://%s:%s (contract v3), memories in %s; %s. "
-        "SIGTERM stops it gracefully.",
+        "Reference memory engine on http://%s:%s (contract v3), memories in %s, blocks within "
+        "%s characters; %s. SIGTERM stops it gracefully.",
         config.host,
         config.port,
         config.database,
+        config.block_chars,
         thinks,
     )
     serve(config)

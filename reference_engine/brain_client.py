@@ -124,9 +124,21 @@ class BrainClient:
     ) -> Judgement:
         """Ask the door to ``assemble`` for ``soul``; a repeated ``webhook_id`` with the same
         body gets the door's stored answer and runs no vessel again."""
+        return self.judge("assemble", soul, data, webhook_id=webhook_id)
+
+    def curate(
+        self, soul: str, data: dict[str, Any], *, webhook_id: str | None = None
+    ) -> Judgement:
+        """Ask the door to ``curate`` ``data["items"]`` for ``soul``: which to keep."""
+        return self.judge("curate", soul, data, webhook_id=webhook_id)
+
+    def judge(
+        self, role: str, soul: str, data: dict[str, Any], *, webhook_id: str | None = None
+    ) -> Judgement:
+        """One signed call of ``role``; :class:`DoorFailed` saying why when it gave nothing."""
         if not self.configured:
             raise DoorFailed(self.problem)
-        body = json.dumps({"role": "assemble", "soul": soul, "input": data}, sort_keys=True)
+        body = json.dumps({"role": role, "soul": soul, "input": data}, sort_keys=True)
         webhook_id = webhook_id or f"msg_{uuid.uuid4().hex}"
         deadline = time.monotonic() + self.timeout
         try:
@@ -143,7 +155,7 @@ class BrainClient:
             raise DoorFailed(f"the brain door did not answer within {self.timeout:g} s") from exc
         except requests.RequestException as exc:
             raise DoorFailed(f"the brain door could not be reached ({type(exc).__name__})") from exc
-        return judgement_of(reply.status_code, content)
+        return judgement_of(reply.status_code, content, role)
 
     def read_capped(self, reply: requests.Response, deadline: float) -> bytes:
         """The answer's body, at most ``max_bytes`` of it, read by ``deadline`` (the read
@@ -165,8 +177,8 @@ class BrainClient:
         self.session.close()
 
 
-def judgement_of(status: int, content: bytes) -> Judgement:
-    """The door's answer (its status and body) as a :class:`Judgement`, else
+def judgement_of(status: int, content: bytes, role: str = "assemble") -> Judgement:
+    """The door's answer to ``role`` (its status and body) as a :class:`Judgement`, else
     :class:`DoorFailed` saying why."""
     try:
         body = json.loads(content)
@@ -180,14 +192,31 @@ def judgement_of(status: int, content: bytes) -> Judgement:
         said = f" {code}: {message}" if code else ""
         raise DoorFailed(f"the brain door answered {status}{said}".rstrip(), transient=transient)
     output = body.get("output") if isinstance(body, dict) else None
-    if not isinstance(output, dict) or not isinstance(output.get("block"), str):
-        raise DoorFailed("the brain door's answer was not an assembled block")
-    used = output.get("used")
-    if not isinstance(used, list) or not all(isinstance(i, str) for i in used):
-        raise DoorFailed("the brain door's answer did not list the facts it used")
+    problem = output_problem(output, role)
+    if problem:
+        raise DoorFailed(problem)
+    assert isinstance(body, dict)
+    assert isinstance(output, dict)
     return Judgement(
         output=output,
         vessel=str(body.get("vessel", "")),
         synthetic=bool(body.get("synthetic", False)),
         request_id=str(body.get("request_id", "")),
     )
+
+
+def id_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(i, str) for i in value)
+
+
+def output_problem(output: Any, role: str) -> str:
+    """Why the door's ``output`` is not what ``role`` answers ('' when it is)."""
+    if role == "curate":
+        if not isinstance(output, dict) or not id_list(output.get("keep")):
+            return "the brain door's answer did not list the memories to keep"
+        return ""
+    if not isinstance(output, dict) or not isinstance(output.get("block"), str):
+        return "the brain door's answer was not an assembled block"
+    if not id_list(output.get("used")):
+        return "the brain door's answer did not list the facts it used"
+    return ""

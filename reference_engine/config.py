@@ -12,6 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
 
+from reference_engine.block_budget import (
+    DEFAULT_BLOCK_CHARS,
+    FEWEST_BLOCK_CHARS,
+    BadBudget,
+    block_chars,
+)
+
 TRUE_WORDS, FALSE_WORDS = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
@@ -27,7 +34,9 @@ class EngineConfig:
     """Everything the engine is started with; read by :func:`read_config`."""
 
     host: str = setting("127.0.0.1", env="PIPPA_ENGINE_HOST", help="the address it listens on")
-    port: int = setting(8765, env="PIPPA_ENGINE_PORT", help="the port it listens on", minimum=1)
+    port: int = setting(
+        8765, env="PIPPA_ENGINE_PORT", help="the port it listens on (0: any free one)", minimum=0
+    )
     token: str = setting(
         "",
         env="PIPPA_MEMORY_TOKEN",
@@ -45,6 +54,13 @@ class EngineConfig:
         env="PIPPA_ENGINE_POOL_SIZE",
         help="PostgreSQL only: most connections open at once (a request waits for a free one)",
         minimum=1,
+    )
+    block_chars: int = setting(
+        DEFAULT_BLOCK_CHARS,
+        env="PIPPA_ENGINE_BLOCK_CHARS",
+        help="the character budget of every block, brief and bundle; at most the plug-in's "
+        "block limit (PIPPA_MEMORY_MAX_BLOCK_CHARS, else 16000)",
+        minimum=FEWEST_BLOCK_CHARS,
     )
     answer_delay: float = setting(
         1.0,
@@ -184,4 +200,9 @@ def read_config(
         else:
             continue
         values[each.name] = parse_value(each.name, raw, each.default, minimum, source)
-    return replace(DEFAULTS, **values)
+    config = replace(DEFAULTS, **values)
+    try:
+        block_chars(config.block_chars)  # no more than the plug-in takes
+    except BadBudget as bad:
+        raise ConfigError(f"--block-chars: {bad}") from bad
+    return config

@@ -41,7 +41,9 @@ def brain_of(config: EngineConfig) -> BrainClient:
 def open_state(config: EngineConfig, *, brain: BrainClient | None = None) -> EngineState:
     """The engine's state on ``config``'s database, its pending migrations applied."""
     database = Database(config.database, pool_size=config.pool_size)
-    return EngineState(database, answer_delay=config.answer_delay, brain=brain)
+    return EngineState(
+        database, answer_delay=config.answer_delay, brain=brain, block_chars=config.block_chars
+    )
 
 
 class EngineWorker(ThreadWorker):  # type: ignore[misc] - gunicorn ships no types
@@ -125,6 +127,7 @@ def gunicorn_options(config: EngineConfig) -> dict[str, Any]:
 
 
 def serve(config: EngineConfig) -> None:
-    """Serve the engine until stopped (SIGTERM: gracefully; Ctrl-C: at once); asks and briefs are thought through
-    the brain door ``config`` names (none: they say the door is not configured)."""
+    """Serve the engine until stopped (SIGTERM: gracefully; Ctrl-C: at once); asks, briefs and
+    curation are thought through the brain door ``config`` names (none: they say the door is not
+    configured); every block is rendered within ``config.block_chars`` (:mod:`.block_budget`)."""
     EngineService(config, gunicorn_options(config)).run()

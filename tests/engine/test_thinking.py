@@ -1,5 +1,5 @@
 """The engine thinks through the site's brain door, over real sockets: the engine as the Procfile
-runs it (``manage.py memory_engine``) calls the site under the Procfile's gunicorn, signed as the
+runs it (``python -m reference_engine``) calls the site under the Procfile's gunicorn, signed as the
 door checks. An ask is answered by the door (an audit row on the site, the answer stored for the
 next turn), from only the memories its viewer may see; a failing vessel is said plainly; a brief
 is curated by the door, or is the recent household memories marked as a fallback; an ask left

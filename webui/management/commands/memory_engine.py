@@ -30,6 +30,7 @@ VALUED = (
     "brain_url",
     "brain_secret",
     "brain_timeout",
+    "block_chars",
     "demo_member",
 )
 FLAGS = ("control", "seed_demo")
