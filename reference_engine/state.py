@@ -14,9 +14,10 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from reference_engine.block_budget import DEFAULT_BLOCK_CHARS, HEADING_ROOM, bundle_heading
+from reference_engine.block_budget import HEADING_ROOM, bundle_heading
 from reference_engine.blocks import block_answer
 from reference_engine.brain_client import BrainClient
+from reference_engine.config import DEFAULTS
 from reference_engine.events import remembered_by_event
 from reference_engine.souls import STOP_WORDS, Memory, UnknownItem, now_iso, words_of
 from reference_engine.storage import asks as ask_rows
@@ -50,9 +51,9 @@ class EngineState:
         self,
         database: Database,
         *,
-        answer_delay: float = 1.0,
+        answer_delay: float = DEFAULTS.answer_delay,
         brain: BrainClient | None = None,
-        block_chars: int = DEFAULT_BLOCK_CHARS,
+        block_chars: int = DEFAULTS.block_chars,
     ) -> None:
         self.database = database
         self.clock: Callable[[], float] = time.time

@@ -184,11 +184,20 @@ class Thinker:
             self.nudge.wait(POLL_SECONDS)
             self.nudge.clear()
 
-    def stop(self) -> None:
+    def ask_to_stop(self) -> None:
+        """Stop at the next ask, at once: the one whose brain call is under way is finished and
+        written first, and those still due are left for the next start."""
         self.stopping.set()
         self.nudge.set()
-        if self.thread is not None:
-            self.thread.join(timeout=10)
+
+    def stop(self, *, timeout: float = 10.0) -> bool:
+        """:meth:`ask_to_stop`, then wait for it: True once the worker has ended (or never ran),
+        False if ``timeout`` came first."""
+        self.ask_to_stop()
+        if self.thread is None:
+            return True
+        self.thread.join(timeout=timeout)
+        return not self.thread.is_alive()
 
     # -- briefs ---------------------------------------------------------------------------------
     def brief(self, soul: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from yoyo import read_migrations
 from yoyo.migrations import MigrationList
 
 from pippa_memory.engine import contract
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from reference_engine.storage import asks as ask_rows
 from reference_engine.storage import memories as rows
 from reference_engine.storage.database import Database

@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 
 from pippa_memory.items import changes
 from pippa_memory.models import PinRecord
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 from webui.text.canonical import canonical_json
 from webui.turns.service import run_turn

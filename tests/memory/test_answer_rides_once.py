@@ -15,7 +15,7 @@ import requests
 from pippa_memory.forgotten_text import ANSWER_WITHHELD
 from pippa_memory.models import PendingAsk
 from pippa_memory.turn.answers import ANSWER_WITHHELD_AFTER_FORGET
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 from webui.turns.service import run_turn
 

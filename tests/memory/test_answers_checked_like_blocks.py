@@ -18,8 +18,8 @@ from django.core.cache import cache
 
 from pippa_memory.models import BrainCall, PendingAsk
 from pippa_memory.turn.answers import ANSWER_WITHHELD_AFTER_FORGET
-from reference_engine import ReferenceEngine
 from reference_engine.brain_client import BrainClient
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation, Vessel
 from webui.turns.service import run_turn
 

@@ -15,7 +15,7 @@ from pippa_memory.engine.client import BREAKER, call_engine
 from pippa_memory.extension import MemoryExtension
 from pippa_memory.items.cursors import handed_out
 from pippa_memory.items.services import fetch_items_page
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.extensions import TurnContext
 from webui.models import Message
 from webui.prompt.types import ToolCall

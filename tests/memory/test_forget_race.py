@@ -16,7 +16,7 @@ from pippa_memory.member_text_hash import keyed_sha256
 from pippa_memory.models import ItemTombstone, MemoryBlock
 from pippa_memory.pins import head, records, repins, turn_block
 from pippa_memory.pins.tombstones import record_tombstones, tombstoned_items
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 
 from .household_memory import HEADERS, add_memory

@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from pippa_memory.member_text_hash import keyed_sha256
 from pippa_memory.models import MemoryBlock, PinRecord
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 from webui.turns.service import run_turn
 

@@ -14,7 +14,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.turns.service import run_turn
 
 from .conftest import TOKEN

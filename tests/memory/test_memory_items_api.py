@@ -13,7 +13,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from pippa_memory.items import services
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 
 from .household_memory import (

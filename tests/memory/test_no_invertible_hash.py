@@ -27,7 +27,7 @@ from standardwebhooks import Webhook
 
 from pippa_memory.member_text_hash import keyed_sha256
 from pippa_memory.models import BrainCall, MemoryBlock, OutboxEvent
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 from webui.turns.service import run_turn
 

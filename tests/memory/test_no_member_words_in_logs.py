@@ -11,7 +11,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 from django.test import Client
 
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 from webui.turns.service import run_turn
 

@@ -18,7 +18,7 @@ from pippa_memory.outbox.delivery import deliver_due, delivery_lease
 from pippa_memory.outbox.doorbell import rings_by_trigger
 from pippa_memory.outbox.events import sweep_outbox
 from provider_doubles import ALL_KITS, kit_vessel
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation, Message
 from webui.turns.events import StopSignal, ToolFinished
 from webui.turns.service import run_turn, stream_turn

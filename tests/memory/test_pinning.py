@@ -12,7 +12,7 @@ from pippa_memory.models import MemoryBlock, PinRecord
 from pippa_memory.pins.head import pin_at_first_turn
 from pippa_memory.pins.records import request_repin
 from pippa_memory.pins.turn_block import RENDERED
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 from webui.turns.service import run_turn
 
