@@ -95,7 +95,8 @@ def route_ask(call: Call) -> Answer:
 
 
 def route_answers(call: Call, id: str) -> Answer:  # noqa: A002 - the contract's name
-    return 200, {"answers": call.state.answers(id)}, {}
+    answers = call.state.answers(id)
+    return 200, {"answers": answers if call.v3 else [without(a, "items") for a in answers]}, {}
 
 
 def route_ack(call: Call, id: str) -> Answer:  # noqa: A002 - the contract's name

@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
-from reference_engine import ReferenceEngine
 from reference_engine.reading import MAX_BODY_BYTES
+from reference_engine.server import ReferenceEngine
 
 from .calls import ALICE, call, send, turn_event
 from .conftest import TOKEN
