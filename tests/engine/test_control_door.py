@@ -36,7 +36,7 @@ def test_the_engine_opens_the_control_door_only_when_told(tmp_path: str) -> None
 def test_manage_py_memory_engine_hands_control_over_to_the_engine(tmp_path: str) -> None:
     """The alias passes ``--control`` on: the door it opens is the engine's own."""
     with engine_process(f"{tmp_path}/engine.sqlite3", "--control", alias=True) as (url, _):
-        assert requests.get(url + "/_control/requests", timeout=5).status_code == 200
+        assert requests.get(url + "/_control/requests", headers=AUTH, timeout=5).status_code == 200
 
 
 def test_an_engine_without_the_control_door_keeps_no_request_log(tmp_path: str) -> None:

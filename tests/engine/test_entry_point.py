@@ -90,7 +90,7 @@ def test_the_procfile_starts_the_engine_without_django_with_todays_options(
             head = url + "/v1/souls/pippa/head"
             refused = requests.get(head, headers={"X-Memory-Contract": "3"}, timeout=5)
             alice = requests.get(head, params={"viewer": "7"}, headers=headers(), timeout=5)
-            control = requests.get(url + "/_control/requests", timeout=5)
+            control = requests.get(url + "/_control/requests", headers=headers(), timeout=5)
         finally:
             engine.send_signal(signal.SIGTERM)
             engine.wait(timeout=60)
