@@ -107,6 +107,13 @@ HOST_ROUTES: dict[str, Route] = {
         lambda world: {"title": "Renamed"},
     ),
     "conversation-delete": Route(signed_in(member=OK), own("/conversations/{id}/delete/")),
+    # Moving one's own chat to another model (to the one it is on already: refused, back to it).
+    "conversation-move": Route(
+        signed_in(member=REDIRECT),
+        own("/conversations/{id}/model/"),
+        "post",
+        lambda world: {"vessel": world.vessel.pk},
+    ),
     "vessel-list": Route(signed_in(member=OK), at("/vessels/")),
     "soul-stream": Route(signed_in(member=OK), at("/stream/")),
     # The cache bill: staff who may view the ledger (the viewer and the superuser); 403 otherwise.
@@ -132,6 +139,9 @@ HOST_ROUTES: dict[str, Route] = {
     "favicon": Route(Access(REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT), at("/favicon.ico")),
     "login": Route(Access(OK, OK, OK, OK, OK), at("/accounts/login/")),
     "logout": Route(Access(LOGIN, LOGIN, LOGIN, LOGIN, LOGIN), at("/accounts/logout/"), "post"),
+    # A member's own account page and Django's own password change, for any logged-in account.
+    "account": Route(signed_in(member=OK), at("/accounts/")),
+    "password_change": Route(signed_in(member=OK), at("/accounts/password_change/")),
     "api-conversations": Route(API, at("/api/conversations/")),
     "api-conversation": Route(API, own("/api/conversations/{id}/")),
     "api-messages": Route(API, own("/api/conversations/{id}/messages/")),

@@ -1,9 +1,12 @@
 """Admin for the host's models. Staff only, as the Django admin always is, and within it Django's
 model permissions decide what each account may see, change and run."""
 
+from typing import Any
+
 from axes.admin import AccessAttemptAdmin
 from axes.models import AccessAttempt
 from django.contrib import admin, messages
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
@@ -38,8 +41,11 @@ class VesselAdmin(GuardsMemberWords):
         "memory_tool_enabled",
         "brain_priority",
         "enabled",
+        "household_default",
+        "last_outcome",
     ]
     list_editable = ["memory_tool_enabled", "enabled"]
+    readonly_fields = ["last_outcome", "last_outcome_at", "last_problem"]
     list_filter = ["adapter", "enabled", "memory_tool_enabled"]
     search_fields = ["name", "slug", "model"]
     prepopulated_fields = {"slug": ["name"]}
@@ -48,6 +54,16 @@ class VesselAdmin(GuardsMemberWords):
     @admin.display(description="key")
     def key(self, vessel: Vessel) -> str:
         return key_status(vessel)
+
+    def save_model(self, request: HttpRequest, obj: Vessel, form: Any, change: bool) -> None:
+        """Ticking *Household default* takes it from the vessel that had it, in the same
+        transaction (the constraint keeps at most one)."""
+        with transaction.atomic():
+            if obj.household_default:
+                Vessel.objects.filter(household_default=True).exclude(pk=obj.pk).update(
+                    household_default=False
+                )
+            super().save_model(request, obj, form, change)
 
     # A real, paid provider call: for those who may change vessels, not for a view-only account.
     @admin.action(description="Test connection (one small real call)", permissions=["change"])
