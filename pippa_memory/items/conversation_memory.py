@@ -164,15 +164,13 @@ def conversation_memory(
     soul = conversation.soul.name
     if conversation.temporary:
         heading, summary = words.temporary_words(soul)
-        line = words.closed_line(state=State.TEMPORARY, newer=0, answer_ready=False, taken_at=None)
+        line = words.closed_line(state=State.TEMPORARY, newer=0, answer_ready=False)
         return ConversationMemory(State.TEMPORARY, heading, summary, line)
     ready, out = answers_ready(conversation)
     answer = words.answer_sentence(ready=ready, out=out)
     if conversation.pinned_at is None:
         heading, summary = words.waiting_words(soul, refreshed=waiting_for_refresh(conversation))
-        line = words.closed_line(
-            state=State.WAITING, newer=0, answer_ready=bool(ready), taken_at=None
-        )
+        line = words.closed_line(state=State.WAITING, newer=0, answer_ready=bool(ready))
         return ConversationMemory(State.WAITING, heading, summary, line, answer=answer)
     holds = set(pinned_item_ids(conversation)) if conversation.pinned_head else set()
     items, newer = read_listing(conversation=conversation, user=user, holds=holds)
@@ -184,9 +182,7 @@ def conversation_memory(
     else:
         heading = words.pinned_heading(soul, taken_at=conversation.pinned_at, how=how)
         summary = "" if items else f"{soul} remembered nothing you can see then."
-    line = words.closed_line(
-        state=state, newer=newer, answer_ready=bool(ready), taken_at=conversation.pinned_at
-    )
+    line = words.closed_line(state=state, newer=newer, answer_ready=bool(ready))
     return ConversationMemory(
         state=state,
         heading=heading,
@@ -204,16 +200,17 @@ def conversation_memory(
 
 def panel_line(conversation: Conversation) -> str:
     """The closed panel's line from the conversation's row alone (no engine call), as the page
-    is first drawn; the script replaces it with :attr:`ConversationMemory.line`."""
+    is first drawn; the script replaces it with :attr:`ConversationMemory.line`. A chat holding
+    a block says nothing of what came since until the engine was asked."""
     if conversation.temporary:
         state = State.TEMPORARY
     elif conversation.pinned_at is None:
         state = State.WAITING
+    elif conversation.pinned_head:
+        return "reading…"
     else:
-        state = State.PINNED if conversation.pinned_head else State.ABSENT
-    return words.closed_line(
-        state=state, newer=0, answer_ready=False, taken_at=conversation.pinned_at
-    )
+        state = State.ABSENT
+    return words.closed_line(state=state, newer=0, answer_ready=False)
 
 
 def refresh_conversation(*, conversation: Conversation, user: AbstractBaseUser) -> PinRecord:

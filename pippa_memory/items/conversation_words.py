@@ -74,16 +74,17 @@ def answer_sentence(*, ready: int, out: bool) -> str:
     return ""
 
 
-def closed_line(*, state: str, newer: int, answer_ready: bool, taken_at: datetime | None) -> str:
-    """The closed panel's one line after its title: what is news first, short for a phone."""
+def closed_line(*, state: str, newer: int, answer_ready: bool) -> str:
+    """The closed panel's one line after its title: what is news first, in a few words, so it
+    fits a phone's width on one line (the heading, once opened, says when)."""
     if state == "temporary":
-        return "none (temporary chat)"
+        return "none (temporary)"
     if state == "waiting":
-        return "taken at your next message"
+        return "not taken yet"
     if answer_ready:
-        return "an answer is ready"
+        return "answer ready"
     if newer:
         return f"{newer} new since"
-    if state == "absent" or taken_at is None:
-        return "none in this chat"
-    return f"taken {when_words(taken_at)}"
+    if state == "absent":
+        return "none"
+    return "up to date"

@@ -115,7 +115,9 @@ def test_a_vessel_failure_keeps_the_user_message_and_says_why(
     assert error.code == "overloaded"
     assert error.status == 502
     # In a family's words; what the provider said is in the log and on the vessel, for the admin.
-    assert error.message == "Offline is busy right now. Your message is kept: press Retry in a minute."
+    assert (
+        error.message == "Offline is busy right now. Your message is kept: press Retry in a minute."
+    )
     assert error.details["retryable"] is True
     assert "provider_code" not in error.details
     conversation.vessel.refresh_from_db()

@@ -18,23 +18,28 @@ from webui.vessels.registry import vessel_problem
 
 @dataclass(frozen=True)
 class Readiness:
-    """Whether a vessel can be chosen with confidence now, and the word for it on its row."""
+    """Whether a vessel can be chosen with confidence now (``kind``: ``ready``, ``untried``,
+    ``failed``, ``not_set_up``, ``switched_off``), and the words for it on its row."""
 
-    ready: bool
+    kind: str
     words: str
+
+    @property
+    def ready(self) -> bool:
+        return self.kind == "ready"
 
 
 def vessel_readiness(vessel: Vessel) -> Readiness:
     """How ``vessel`` stands for a member: ready, or why not, without technical detail."""
     if not vessel.enabled:
-        return Readiness(False, "Switched off")
+        return Readiness("switched_off", "Switched off")
     if vessel_problem(vessel):
-        return Readiness(False, "Not set up yet")
+        return Readiness("not_set_up", "Not set up yet")
     if vessel.last_outcome == Vessel.Outcome.ANSWERED:
-        return Readiness(True, "Ready")
+        return Readiness("ready", "Ready")
     if vessel.last_outcome == Vessel.Outcome.FAILED:
-        return Readiness(False, "Not answering: its last call failed")
-    return Readiness(False, "Not tried yet")
+        return Readiness("failed", "Not answering: its last call failed")
+    return Readiness("untried", "Not tried yet")
 
 
 def household_default_vessel() -> Vessel | None:
@@ -56,6 +61,12 @@ def default_vessel_for(user: AbstractBaseUser) -> Vessel | None:
 
 
 def choice_label(vessel: Vessel) -> str:
-    """A vessel as the model pickers list it: its name, and why it may not answer."""
+    """A vessel as the model pickers list it: its name, and "(not answering)" or "(not set up
+    yet)" when it failed at its last call or cannot be called (one not tried yet is listed by
+    its name alone; the Models page says it is not tried)."""
     readiness = vessel_readiness(vessel)
-    return vessel.name if readiness.ready else f"{vessel.name} ({readiness.words.lower()})"
+    if readiness.kind in ("ready", "untried"):
+        return vessel.name
+    if readiness.kind == "failed":
+        return f"{vessel.name} (not answering)"
+    return f"{vessel.name} ({readiness.words.lower()})"

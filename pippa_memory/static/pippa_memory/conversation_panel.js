@@ -63,7 +63,7 @@
     for (const element of [summary, newer, answer]) say(element, "");
     list.hidden = true;
     refresh.hidden = true;
-    line.textContent = " · cannot be read now";
+    line.textContent = " · unavailable";
     return text;
   }
 
