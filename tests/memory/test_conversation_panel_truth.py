@@ -1,4 +1,4 @@
-""""Pippa's memory in this chat" tells the truth, state by state (issue 38): a heading that says
+""" "Pippa's memory in this chat" tells the truth, state by state (issue 38): a heading that says
 when the memory was taken ("when this chat began", "when you brought it up to date at 17:40"),
 at most one sentence more and never the same one twice, each item marked private or household,
 times in one format and in the member's own time zone, a chat with no memory said so without a

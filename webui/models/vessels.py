@@ -1,6 +1,7 @@
 """Vessels: the household's configured LLM backends."""
 
 import os
+from collections.abc import Collection
 
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, URLValidator
@@ -118,6 +119,12 @@ class Vessel(models.Model):
     def get_absolute_url(self) -> str:
         """Its row on the vessels page, which every member reads."""
         return reverse("vessel-list") + f"#vessel-{self.slug}"
+
+    def validate_constraints(self, exclude: Collection[str] | None = None) -> None:
+        """Django's checks, except that ticking *Household default* on a second vessel is no
+        error: saving it takes the default from the vessel that had it, in one transaction
+        (the admin's ``save_model``); the database's constraint still allows only one."""
+        super().validate_constraints(exclude={*(exclude or ()), "household_default"})
 
     @property
     def api_key(self) -> str:
