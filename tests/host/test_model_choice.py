@@ -4,11 +4,13 @@ call answered, and a member moves their chat to another switched-on model: the n
 there, and the cache ledger names the move a deliberate cause (``moved_by_member``)."""
 
 import importlib
+from io import StringIO
 from typing import Any
 
 import pytest
 import responses
 from django.apps import apps
+from django.core.management import call_command
 from django.db import IntegrityError, transaction
 from django.test import Client
 
@@ -262,3 +264,16 @@ def test_the_upgrade_counts_a_vessel_that_answered_before_as_ready(
 
     assert Vessel.objects.get(pk=conversation.vessel_id).last_outcome == "answered"
     assert Vessel.objects.get(pk=untried.pk).last_outcome == ""
+
+
+def test_the_demo_chooses_its_default_model_once_and_keeps_an_admins_choice() -> None:
+    call_command("load_demo", password="pw-for-the-test", stdout=StringIO())
+    assert list(Vessel.objects.filter(household_default=True).values_list("slug", flat=True)) == [
+        "offline"
+    ]
+    Vessel.objects.update(household_default=False)
+    chosen = offline("chosen", "Chosen", household_default=True)
+
+    call_command("load_demo", password="pw-for-the-test", stdout=StringIO())
+
+    assert list(Vessel.objects.filter(household_default=True)) == [chosen]

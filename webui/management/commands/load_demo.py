@@ -65,6 +65,10 @@ class Command(BaseCommand):
                     "enabled": True,
                 },
             )
+            # The demo household's default model, chosen here as an admin would; an admin's
+            # own choice since is kept.
+            if not Vessel.objects.filter(household_default=True).exists():
+                Vessel.objects.filter(pk=offline.pk).update(household_default=True)
             seed_demo_schedule(soul, offline)
         url = options["url"].rstrip("/")
         kept = f" (kept in {login_file})" if login_file is not None else ""
