@@ -28,7 +28,7 @@ from reference_engine.storage.revisions import (
     revision_name,
     revision_number,
 )
-from reference_engine.storage.schema import create_tables
+from reference_engine.storage.schema import migrate
 from reference_engine.thinking import Thinker
 
 __all__ = ["EngineState", "now_iso"]
@@ -53,7 +53,7 @@ class EngineState:
         self.database = database
         self.clock: Callable[[], float] = time.time
         self.answer_delay = answer_delay
-        create_tables(database)
+        migrate(database)
         self.thinker = Thinker(self, brain or BrainClient("", ""))
 
     def clear(self) -> None:

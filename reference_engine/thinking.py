@@ -135,8 +135,6 @@ class Thinker:
     # -- the worker -----------------------------------------------------------------------------
     def start(self) -> "Thinker":
         if self.background and self.thread is None:
-            with self.state.database.write() as cursor:
-                ask_rows.create_due_index(cursor)
             self.thread = threading.Thread(target=self.run, name="engine-thinker", daemon=True)
             self.thread.start()
         return self
