@@ -12,7 +12,15 @@ from django.http import HttpRequest
 
 from webui.admin.member_words import GuardsMemberWords
 from webui.admin.read_only import ReadOnlyRecordAdmin
-from webui.models import DailyChore, ScheduledJob, Soul, UnattendedRun, Vessel, VesselCall
+from webui.models import (
+    DailyChore,
+    ScheduledJob,
+    Soul,
+    UnattendedRun,
+    Vessel,
+    VesselCall,
+    VesselMove,
+)
 from webui.prompt.vault import vault_problem
 from webui.unattended.display import describe_memory
 from webui.vessels.connection import check_connection, key_status
@@ -148,3 +156,14 @@ class VesselCallAdmin(ReadOnlyRecordAdmin):
     date_hierarchy = "created_at"
     list_select_related = ["conversation__soul", "conversation__vessel", "vessel"]
     readonly_fields = [f.name for f in VesselCall._meta.fields]
+
+
+@admin.register(VesselMove)
+class VesselMoveAdmin(ReadOnlyRecordAdmin):
+    """A member's moves of their chat to another vessel (the cause ``moved_by_member`` in the
+    ledger), read only. The conversation is named by soul, vessel and date, never its title."""
+
+    list_display = ["moved_at", "conversation", "from_vessel", "to_vessel", "moved_by"]
+    list_filter = ["to_vessel", "moved_at"]
+    list_select_related = ["conversation__soul", "conversation__vessel", "from_vessel", "to_vessel"]
+    readonly_fields = [f.name for f in VesselMove._meta.fields]
