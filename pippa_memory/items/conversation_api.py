@@ -40,7 +40,10 @@ class PinnedItemSerializer(serializers.Serializer):
 
 
 class ConversationMemorySerializer(serializers.Serializer):
-    state = serializers.ChoiceField(choices=["pinned", "absent", "waiting", "temporary"])
+    state = serializers.ChoiceField(
+        choices=["pinned", "absent", "too_large", "unusable", "waiting", "temporary"],
+        help_text="too_large, unusable: no memory, as the summary says (never 'out of reach').",
+    )
     heading = serializers.CharField(help_text="What the panel holds, and when it was taken.")
     summary = serializers.CharField(help_text="At most one sentence more; may be empty.")
     line = serializers.CharField(help_text="The closed panel's one line.")

@@ -1,6 +1,7 @@
 """What "Pippa's memory in this chat" says, state by state: a heading, at most one sentence
-under it, and the closed panel's one line. All of it is here, so a new state or a new reason a
-chat has no memory is one entry (:data:`ABSENT_REASONS`), and the page's script only shows it.
+under it, and the closed panel's one line; why a chat holds no memory is
+:func:`pippa_memory.items.conversation_memory.absent_state`, by its pin record's cause. The page's
+script only shows what the server worded.
 
 Times are :func:`webui.web.moments.when_words`, in the member's own time zone; a chat that took
 no memory is said so without a date.
@@ -9,16 +10,6 @@ no memory is said so without a date.
 from datetime import datetime
 
 from webui.web.moments import when_words
-
-#: Why a chat took no memory, by the reason its pin history records (``{soul}`` is the soul's
-#: name). Any other reason is the engine's failure: :data:`ENGINE_FAILED`.
-ABSENT_REASONS = {
-    "memory_disabled": "Memory was switched off when this chat began.",
-    "engine_unconfigured": "No memory was set up for this household when this chat began.",
-    "block_too_large": "{soul}'s memory was too large to bring into this chat.",
-}
-#: The engine could not be asked (down, slow, or an answer that could not be used).
-ENGINE_FAILED = "{soul}'s memory could not be reached then; she tries again at your next message."
 
 
 def pinned_heading(soul: str, *, taken_at: datetime, how: str) -> str:
@@ -30,11 +21,6 @@ def pinned_heading(soul: str, *, taken_at: datetime, how: str) -> str:
     if how == "member_refresh":
         return f"What {soul} knew when you brought it up to date {when_words(taken_at)}"
     return f"What {soul} knew when her memory was brought in again {when_words(taken_at)}"
-
-
-def absent_sentence(soul: str, reason: str) -> str:
-    """Why a chat holds no memory, for a reason of its pin history."""
-    return ABSENT_REASONS.get(reason, ENGINE_FAILED).format(soul=soul)
 
 
 def waiting_words(soul: str, *, refreshed: bool) -> tuple[str, str]:
@@ -85,6 +71,6 @@ def closed_line(*, state: str, newer: int, answer_ready: bool) -> str:
         return "answer ready"
     if newer:
         return f"{newer} new since"
-    if state == "absent":
-        return "none"
+    if state != "pinned":
+        return "none"  # absent, too large, unusable: no memory in this chat
     return "up to date"

@@ -85,7 +85,9 @@ def acknowledge(cursor: Cursor, conversation: str, answer_ids: list[str]) -> Non
 def clear_all(cursor: Cursor) -> None:
     """Every memory, event and ask gone; every soul's head moves one step (the empty state is a
     new revision), so no name ever comes back with other contents."""
-    for table in ("engine_scopes", "engine_events", "engine_asks", "engine_items"):
+    tables = ["engine_scopes", "engine_keeps", "engine_events", "engine_asks", "engine_items"]
+    tables += ["engine_selections", "engine_curations", "engine_curation_checks"]
+    for table in tables:
         cursor.run(f"DELETE FROM {table}")  # noqa: S608 - table names are this module's own
     if not cursor.postgres:
         cursor.run("DELETE FROM engine_items_fts")

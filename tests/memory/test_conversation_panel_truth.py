@@ -13,7 +13,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from pippa_memory.items.conversation_words import ABSENT_REASONS
 from reference_engine import ReferenceEngine
 from webui.models import Conversation, MemberSettings
 from webui.turns.service import run_turn
@@ -132,12 +131,6 @@ def test_a_chat_that_took_no_memory_says_so_without_a_date(
     page = api_as(user).get(f"/conversations/{conversation.pk}/").content.decode()
     line = re.search(r'id="memory-panel-line">([^<]*)<', page).group(1)
     assert line == " · none", "the page as first drawn gives no date either"
-
-
-def test_a_reason_for_no_memory_is_one_entry_of_the_words() -> None:
-    # The memory plug-in's reasons a chat holds no block, each worded in one place.
-    assert set(ABSENT_REASONS) >= {"memory_disabled", "engine_unconfigured", "block_too_large"}
-    assert "Pippa's memory was too large" in ABSENT_REASONS["block_too_large"].format(soul="Pippa")
 
 
 def test_an_answer_waiting_for_the_next_reply_is_said_and_goes_once_it_rode(
