@@ -186,7 +186,8 @@ def test_a_chat_pinned_absent_says_so_and_counts_what_came_since(
     assert body["state"] == "absent"
     assert body["heading"] == "Pippa brought no memory into this chat"
     assert body["summary"] == (
-        "Pippa's memory could not be reached then; she tries again at your next message."
+        "Pippa's memory could not be reached when this chat began, so she brought none into "
+        "it. She tries again at your next message."
     )
     assert body["line"] == "1 new since"
     assert body["can_refresh"] is True
