@@ -47,7 +47,7 @@ DEFAULTS: dict[str, Any] = {
     "VAULT_CACHE_MAX_BYTES": 16 * 1024 * 1024,
     # The lease a running turn holds its conversation by (webui.turns.lock), in seconds, renewed by
     # a heartbeat every third of it: a process killed mid-turn frees the conversation this long
-    # after its last beat.
+    # after its last beat. An unattended run is held by a lease as long (webui.unattended.lease).
     "TURN_LEASE_SECONDS": 15.0,
     # Seconds the offline vessel's stream waits between the pieces of its reply, so a demo or a
     # test can watch a reply arrive piece by piece; 0 never waits.

@@ -37,6 +37,12 @@ class Command(BaseCommand):
             help="Keep the demo password in this file (created readable by its owner only) and "
             "use it again on the next run, so a restart does not log the family out.",
         )
+        parser.add_argument(
+            "--member-file",
+            help="Write the demo member to this file as `id:name`, as the reference engine's "
+            "--demo-member takes it (make run hands it over, so --seed-demo gives the member a "
+            "private memory).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         login_file = Path(options["login_file"]) if options["login_file"] else None
@@ -70,6 +76,9 @@ class Command(BaseCommand):
             if not Vessel.objects.filter(household_default=True).exists():
                 Vessel.objects.filter(pk=offline.pk).update(household_default=True)
             seed_demo_schedule(soul, offline)
+        if options["member_file"]:
+            name = user.get_full_name() or user.get_username()
+            Path(options["member_file"]).write_text(f"{user.pk}:{name}\n", encoding="utf-8")
         url = options["url"].rstrip("/")
         kept = f" (kept in {login_file})" if login_file is not None else ""
         lines = [
