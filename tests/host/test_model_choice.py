@@ -258,7 +258,7 @@ def test_the_upgrade_counts_a_vessel_that_answered_before_as_ready(
     run_turn(conversation=conversation, text="hello")
     untried = offline("untried", "Untried")
     Vessel.objects.update(last_outcome="", last_outcome_at=None)
-    migration = importlib.import_module("webui.migrations.0014_members_choose_their_models")
+    migration = importlib.import_module("webui.migrations.0015_members_choose_their_models")
 
     migration.answered_where_a_call_was_kept(apps, None)
 

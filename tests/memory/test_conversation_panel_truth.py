@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation, MemberSettings
 from webui.turns.service import run_turn
 

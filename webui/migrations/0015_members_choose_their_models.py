@@ -23,7 +23,7 @@ def answered_where_a_call_was_kept(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("webui", "0013_turn_heartbeat_and_interrupted_replies"),
+        ("webui", "0014_unattended_run_lease"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
