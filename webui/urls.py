@@ -22,6 +22,11 @@ urlpatterns = [
         name="conversation-rename",
     ),
     path(
+        "conversations/<uuid:conversation_id>/model/",
+        views.conversation_move,
+        name="conversation-move",
+    ),
+    path(
         "conversations/<uuid:conversation_id>/delete/",
         views.conversation_delete,
         name="conversation-delete",
@@ -35,6 +40,12 @@ urlpatterns = [
     path("favicon.ico", views.favicon, name="favicon"),
     path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", accounts.LogoutView.as_view(), name="logout"),
+    path("accounts/", accounts.account, name="account"),
+    path(
+        "accounts/password_change/",
+        accounts.PasswordChangeView.as_view(),
+        name="password_change",
+    ),
     path("api/", include("webui.api.urls")),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

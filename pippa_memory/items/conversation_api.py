@@ -27,7 +27,7 @@ from pippa_memory.items.conversation_memory import (
     conversation_memory,
     refresh_conversation,
 )
-from pippa_memory.items.wording import said_words
+from pippa_memory.items.wording import said_words, scope_words
 from webui.api.errors import error_response
 from webui.api.views import ERROR
 from webui.models import Conversation
@@ -39,6 +39,7 @@ class PinnedItemSerializer(serializers.Serializer):
     text = serializers.CharField()
     at = serializers.CharField()
     scope = serializers.CharField()
+    scope_words = serializers.CharField(help_text="“Private to you” or “Household”.")
     said = serializers.CharField(help_text="Who it came from, in words: “You said it”, …")
 
 
@@ -47,11 +48,18 @@ class ConversationMemorySerializer(serializers.Serializer):
         choices=["pinned", "absent", "too_large", "unusable", "waiting", "temporary"],
         help_text="too_large, unusable: no memory, as the summary says (never 'out of reach').",
     )
-    summary = serializers.CharField(help_text="Where this chat's memory stands, in a sentence.")
+    heading = serializers.CharField(help_text="What the panel holds, and when it was taken.")
+    summary = serializers.CharField(help_text="At most one sentence more; may be empty.")
+    line = serializers.CharField(help_text="The closed panel's one line.")
     pinned_at = serializers.DateTimeField(allow_null=True)
     revision = serializers.CharField(allow_null=True)
     items = PinnedItemSerializer(many=True)
     newer = serializers.IntegerField(help_text="Memories the member may see, since the pin.")
+    newer_text = serializers.CharField(help_text="What came since, in a sentence; may be empty.")
+    can_refresh = serializers.BooleanField(help_text="Whether “Bring up to date” is offered.")
+    answer = serializers.CharField(
+        help_text="An ask's answer waiting, in a sentence; may be empty."
+    )
     refresh_cost = serializers.CharField()
 
 
@@ -75,17 +83,23 @@ def memory_json(request: Request, memory: ConversationMemory, soul_name: str) ->
             "text": item.text,
             "at": item.at_text,
             "scope": item.scope,
+            "scope_words": scope_words(item.scope),
             "said": said_words(request.user, item, soul_name=soul_name),
         }
         for item in memory.items
     ]
     return {
         "state": memory.state,
+        "heading": memory.heading,
         "summary": memory.summary,
+        "line": memory.line,
         "pinned_at": memory.pinned_at.isoformat() if memory.pinned_at else None,
         "revision": memory.revision,
         "items": items,
         "newer": memory.newer,
+        "newer_text": memory.newer_text,
+        "can_refresh": memory.can_refresh,
+        "answer": memory.answer,
         "refresh_cost": REFRESH_COST,
     }
 
@@ -156,5 +170,6 @@ class ConversationRefreshView(APIView):
             return refusal_response(refusal)
         soul = conversation.soul.name
         body = memory_json(request, memory, soul)
+        # The same words as the heading: the page shows the heading, never both.
         body["refreshed"] = f"{soul} takes her memory afresh at your next message."
         return Response(body)

@@ -6,7 +6,11 @@ that Pippa here does not know it. This module says what the pinned block holds (
 stored :class:`~pippa_memory.models.MemoryBlock` row names, read as text from the member's own
 listing at the engine), how many memories the member may see came after the pin, and lets the
 member bring the chat up to date deliberately: one recorded re-pin (reason ``member_refresh``),
-one prompt-cache miss at the next turn.
+one prompt-cache miss at the next turn. It also says when an ``ask``'s answer is ready to ride the
+next reply. What each state says is :mod:`pippa_memory.items.conversation_words`.
+
+Bringing it up to date is offered only when something newer came (and so the engine answered):
+the state says ``can_refresh``, and the page shows the button from it alone.
 
 Privacy between members: every item shown comes from the listing the engine gives the
 conversation's own member (household items and that member's private ones), checked again by
@@ -20,9 +24,12 @@ from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 
+from pippa_memory.conf import memory_settings
+from pippa_memory.items import conversation_words as words
 from pippa_memory.items import services
 from pippa_memory.models import MemoryBlock, PinRecord
 from pippa_memory.pins.records import request_repin
+from pippa_memory.turn.answers import fetch_ready_answers, has_questions_out, split_ridden
 from webui.models import Conversation
 
 #: The reason a member's own "Bring up to date" writes in the pin history.
@@ -60,14 +67,21 @@ ABSENT_STATES = {
 
 @dataclass(frozen=True)
 class ConversationMemory:
-    """What ``conversation``'s memory holds for its member, and a sentence that says so."""
+    """What ``conversation``'s memory holds for its member, in the words the panel shows: a
+    heading, at most one sentence under it, what came since, an ``ask``'s answer waiting, and
+    the closed panel's line (:mod:`pippa_memory.items.conversation_words`)."""
 
     state: str
+    heading: str
     summary: str
+    line: str
     pinned_at: datetime | None = None
     revision: str | None = None
     items: list[services.MemoryItem] = field(default_factory=list)
     newer: int = 0
+    newer_text: str = ""
+    can_refresh: bool = False
+    answer: str = ""
 
 
 def pinned_item_ids(conversation: Conversation) -> list[str]:
@@ -82,6 +96,35 @@ def pinned_item_ids(conversation: Conversation) -> list[str]:
         .first()
     )
     return list(block or [])
+
+
+def how_taken(conversation: Conversation) -> tuple[str, str]:
+    """How the chat's current memory was taken, from its pin history (newest two records):
+    ``("began", "")`` at its first turn, ``("member_refresh", "")`` after the member brought it
+    up to date, ``("repinned", "")`` for another recorded re-pin; with the pin's reason (why it
+    is absent, for an absent pin)."""
+    records = list(
+        PinRecord.objects.filter(conversation=conversation)
+        .order_by("-created_at", "-id")
+        .values_list("outcome", "reason")[:2]
+    )
+    reason = records[0][1] if records else ""
+    if len(records) < 2:
+        return "began", reason
+    if records[1] == (PinRecord.Outcome.REPIN_REQUESTED, MEMBER_REFRESH):
+        return MEMBER_REFRESH, reason
+    return "repinned", reason
+
+
+def waiting_for_refresh(conversation: Conversation) -> bool:
+    """Whether an unpinned chat is waiting because its member asked to bring it up to date."""
+    latest = (
+        PinRecord.objects.filter(conversation=conversation)
+        .order_by("-created_at", "-id")
+        .values_list("outcome", "reason")
+        .first()
+    )
+    return latest == (PinRecord.Outcome.REPIN_REQUESTED, MEMBER_REFRESH)
 
 
 def absent_state(conversation: Conversation) -> tuple[str, str]:
@@ -123,13 +166,6 @@ def absent_state(conversation: Conversation) -> tuple[str, str]:
     )
 
 
-def _waiting_summary(conversation: Conversation) -> str:
-    soul = conversation.soul.name
-    if conversation.messages.exists():
-        return f"{soul} takes her memory afresh at your next message."
-    return f"{soul} takes her memory as it is now at your first message."
-
-
 def read_listing(
     *, conversation: Conversation, user: AbstractBaseUser, holds: set[str]
 ) -> tuple[list[services.MemoryItem], int]:
@@ -158,6 +194,17 @@ def read_listing(
     return items, newer
 
 
+def answers_ready(conversation: Conversation) -> tuple[int, bool]:
+    """How many answers to the chat's ``ask`` questions are ready to ride its next reply, and
+    whether any question is out at all. No engine call when none is out (a flag on the row);
+    else one, within the memory page's budget; never their text."""
+    if not has_questions_out(conversation):
+        return 0, False
+    ready = fetch_ready_answers(conversation, budget=memory_settings.MANAGE_BUDGET)
+    fresh, _ = split_ridden(conversation, ready)
+    return len(fresh), True
+
+
 def conversation_memory(
     *, conversation: Conversation, user: AbstractBaseUser
 ) -> ConversationMemory:
@@ -168,28 +215,56 @@ def conversation_memory(
     """
     soul = conversation.soul.name
     if conversation.temporary:
-        summary = f"A temporary chat: {soul} brings no memory into it and keeps nothing from it."
-        return ConversationMemory(state=State.TEMPORARY, summary=summary)
+        heading, summary = words.temporary_words(soul)
+        line = words.closed_line(state=State.TEMPORARY, newer=0, answer_ready=False)
+        return ConversationMemory(State.TEMPORARY, heading, summary, line)
+    ready, out = answers_ready(conversation)
+    answer = words.answer_sentence(ready=ready, out=out)
     if conversation.pinned_at is None:
-        return ConversationMemory(state=State.WAITING, summary=_waiting_summary(conversation))
+        heading, summary = words.waiting_words(soul, refreshed=waiting_for_refresh(conversation))
+        line = words.closed_line(state=State.WAITING, newer=0, answer_ready=bool(ready))
+        return ConversationMemory(State.WAITING, heading, summary, line, answer=answer)
     holds = set(pinned_item_ids(conversation)) if conversation.pinned_head else set()
     items, newer = read_listing(conversation=conversation, user=user, holds=holds)
-    if not conversation.pinned_head:
+    how, _ = how_taken(conversation)
+    if conversation.pinned_head:
+        state = State.PINNED
+        heading = words.pinned_heading(soul, taken_at=conversation.pinned_at, how=how)
+        summary = "" if items else f"{soul} remembered nothing you can see then."
+    else:
         state, summary = absent_state(conversation)
-        return ConversationMemory(
-            state=state,
-            summary=summary,
-            pinned_at=conversation.pinned_at,
-            newer=newer,
-        )
+        heading = f"{soul} brought no memory into this chat"
+    # Too large or unusable may come in at once: always worth a try, and never "up to date".
+    retryable = state in (State.TOO_LARGE, State.UNUSABLE)
+    line = words.closed_line(state=state, newer=newer, answer_ready=bool(ready))
     return ConversationMemory(
-        state=State.PINNED,
-        summary=f"What {soul} knew when this chat began.",
+        state=state,
+        heading=heading,
+        summary=summary,
+        line=line,
         pinned_at=conversation.pinned_at,
-        revision=conversation.pinned_head,
+        revision=conversation.pinned_head or None,
         items=items,
         newer=newer,
+        newer_text=words.newer_sentence(soul, newer) if state == State.PINNED or newer else "",
+        can_refresh=newer > 0 or retryable,
+        answer=answer,
     )
+
+
+def panel_line(conversation: Conversation) -> str:
+    """The closed panel's line from the conversation's row alone (no engine call), as the page
+    is first drawn; the script replaces it with :attr:`ConversationMemory.line`. A chat holding
+    a block says nothing of what came since until the engine was asked."""
+    if conversation.temporary:
+        state = State.TEMPORARY
+    elif conversation.pinned_at is None:
+        state = State.WAITING
+    elif conversation.pinned_head:
+        return "reading…"
+    else:
+        state = State.ABSENT
+    return words.closed_line(state=state, newer=0, answer_ready=False)
 
 
 def refresh_conversation(*, conversation: Conversation, user: AbstractBaseUser) -> PinRecord:

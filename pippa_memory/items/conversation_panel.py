@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from pippa_memory.items.conversation_memory import REFRESH_COST
+from pippa_memory.items.conversation_memory import REFRESH_COST, panel_line
 from webui.models import Conversation
 
 
@@ -22,5 +22,6 @@ def render_memory_panel(request: HttpRequest, conversation: Conversation) -> str
         "url": reverse("api-memory-conversation", args=[conversation.pk]),
         "refresh_url": reverse("api-memory-conversation-refresh", args=[conversation.pk]),
         "refresh_cost": REFRESH_COST,
+        "line": panel_line(conversation),
     }
     return render_to_string("pippa_memory/conversation_panel.html", context, request=request)

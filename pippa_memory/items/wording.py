@@ -21,6 +21,11 @@ def said_words(user: AbstractBaseUser, item: MemoryItem, *, soul_name: str) -> s
     return "The household's"
 
 
+def scope_words(scope: str) -> str:
+    """Who may see a memory, as its member reads it: only them, or the whole household."""
+    return "Private to you" if scope == "private" else "Household"
+
+
 def unavailable_for(user: AbstractBaseUser, refusal: MemoryRefusal, *, soul_name: str) -> str:
     """Why memory cannot be shown: the precise cause (setting names, the engine's reason) for
     staff, plain words for everyone else."""

@@ -23,6 +23,8 @@
   let retryId = null;
   // Whether Stop was pressed for the running reply: the status line then says so, not "being written".
   let stopping = false;
+  // Whether the error shown is the composer's own over-the-limit sentence (it goes by itself).
+  let overLimitShown = false;
 
   // The soul's name, for the words the page says (data-soul on the form).
   const soul = form.dataset.soul || "Pippa";
@@ -100,13 +102,18 @@
   }
 
   // Shows the error; Retry only when ``failedId`` names the saved message it would answer.
-  function showError(text, failedId) {
+  // ``about`` is the message on the page the error is about (by default the one ``failedId``
+  // names): the error sits in the composer, which sticks to the window's bottom and grows by it,
+  // so the page scrolls that message above the taller composer: both show, neither covers.
+  function showError(text, failedId, about) {
     retryId = failedId || null;
     retryButton.hidden = retryId === null;
     errorBox.querySelector(".text").textContent = text + " ";
     errorBox.hidden = false;
-    // It sits in the composer, which sticks to the window's bottom: in view, never covered.
-    form.scrollIntoView({ block: "end" });
+    overLimitShown = false;
+    const message = about || (failedId && document.getElementById("message-" + failedId));
+    if (message) revealAboveComposer(message);
+    else form.scrollIntoView({ block: "end" });
   }
 
   // Server-sent events from a fetch body: "event:" and "data:" lines, a blank line ends an event.
@@ -163,7 +170,7 @@
     };
   }
 
-  function showFailure(error, httpStatus) {
+  function showFailure(error, httpStatus, about) {
     const saved = error.details && error.details.user_message;
     if (saved && !shown(saved)) render(saved);
     if (error.code === "turn_in_progress") {
@@ -171,7 +178,7 @@
       showError("A reply is still being written in this conversation; wait for it, then send again.");
       return false;
     }
-    showError(error.message || "Something went wrong (HTTP " + httpStatus + "); your message is kept, try again.", saved && saved.id);
+    showError(error.message || "Something went wrong (HTTP " + httpStatus + "); your message is kept, try again.", saved && saved.id, about);
     // The message was kept: clear the box so it is not sent twice; Retry answers it.
     return Boolean(saved);
   }
@@ -225,9 +232,10 @@
       } else if (name === "error") {
         if (pending) pending.remove();
         // A reply written but not saved stays on the page, so its text is not lost.
-        if (reply && data.error && data.error.code === "reply_not_saved") reply.item.classList.add("cut-off");
+        const kept = reply && data.error && data.error.code === "reply_not_saved";
+        if (kept) reply.item.classList.add("cut-off");
         else if (reply) reply.item.remove();
-        outcome = showFailure(data.error || {}, data.status);
+        outcome = showFailure(data.error || {}, data.status, kept ? reply.item : null);
       }
     });
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -322,12 +330,25 @@
     charCount.textContent = near ? length + " / " + maxChars + " characters" : "";
   }
 
-  // A message over the limit is refused here, with a plain sentence and no Retry: nothing is sent.
+  // A message over the limit is refused here, with a plain sentence and no Retry: nothing is
+  // sent, and nothing is cut (the box has no maxlength, which would cut a paste without a word).
+  // The sentence shows as soon as the box holds too much (a paste, say) and goes once it does not.
   function overLimitRefusal(text) {
     const length = messageLength(text);
     if (!maxChars || length <= maxChars) return null;
     return "This message has " + length + " characters; a message may have at most " + maxChars +
       ". Shorten it or send it in parts. Nothing was sent.";
+  }
+
+  function sayIfOverLimit() {
+    const refusal = overLimitRefusal(textarea.value);
+    if (refusal) {
+      showError(refusal);
+      overLimitShown = true;
+    } else if (overLimitShown) {
+      errorBox.hidden = true;
+      overLimitShown = false;
+    }
   }
 
   // Enter sends; Shift+Enter starts a new line (as the hint under the box says). Ctrl/Cmd+Enter
@@ -339,6 +360,7 @@
   }
 
   textarea.addEventListener("input", showCharCount);
+  textarea.addEventListener("input", sayIfOverLimit);
   textarea.addEventListener("keydown", composerKeydown);
   showCharCount();
 
@@ -349,6 +371,7 @@
     const refusal = overLimitRefusal(text);
     if (refusal) {
       showError(refusal);
+      overLimitShown = true;
       return;
     }
     const sent = await call(form.dataset.messagesUrl, { text: text });

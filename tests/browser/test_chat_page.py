@@ -4,6 +4,7 @@ member's own words as written), the title as soon as the first turn sets it, ren
 search and day groups, temporary chats, and the composer (Enter, Shift+Enter, the character count,
 a message over the limit refused before sending, the memory hint only where the tool is on)."""
 
+import os
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -19,6 +20,7 @@ from webui.vessels import registry
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+SCREENSHOTS = os.environ.get("BROWSER_SCREENSHOTS")
 WIDTHS = {"phone": (390, 844), "desktop": (1280, 900)}
 MARKDOWN_REPLY = (
     "Here you go:\n\n"
@@ -190,7 +192,7 @@ def test_enter_sends_and_shift_enter_starts_a_new_line(
     expect(box).to_have_value("")
 
 
-def test_a_message_over_the_limit_is_counted_and_refused_before_sending(
+def test_a_paste_over_the_limit_is_refused_with_words_and_nothing_is_cut_or_sent(
     live_server: Any, page: Page, user: Any, conversation: Conversation, settings: Any
 ) -> None:
     settings.WEBUI = {"MAX_MESSAGE_CHARS": 50}
@@ -200,29 +202,41 @@ def test_a_message_over_the_limit_is_counted_and_refused_before_sending(
     page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
     box = page.get_by_label("Message")
     count = page.locator("#char-count")
+    refusal = "This message has 51 characters; a message may have at most 50."
 
     box.fill("short")
     expect(count).to_be_hidden()
     box.fill("x" * 45)
     expect(count).to_have_text("45 / 50 characters")
-    # The box carries the limit (maxlength): typing stops at it.
-    assert box.get_attribute("maxlength") == "50"
-    box.fill("x" * 50)
-    box.press("End")
-    box.press_sequentially("y")
-    expect(box).to_have_value("x" * 50)
-    # Text put there by a script passes maxlength: it is still counted and refused.
-    box.evaluate("el => { el.value = 'x'.repeat(51); el.dispatchEvent(new Event('input')); }")
-    expect(count).to_have_text("51 / 50 characters")
-    page.get_by_role("button", name="Send").click()
+    # No maxlength: the browser would cut a paste at it without a word.
+    assert box.get_attribute("maxlength") is None
+    box.fill("")
+    box.focus()
+    page.keyboard.insert_text("x" * 51)  # as a paste arrives: one input of the whole text
 
-    expect(page.get_by_role("alert")).to_contain_text(
-        "This message has 51 characters; a message may have at most 50."
-    )
+    expect(box).to_have_value("x" * 51)
+    expect(count).to_have_text("51 / 50 characters")
+    expect(page.get_by_role("alert")).to_contain_text(refusal)
+    page.get_by_role("button", name="Send").click()
+    box.press("Enter")
+
+    expect(page.get_by_role("alert")).to_contain_text(refusal)
+    expect(page.get_by_role("alert")).to_contain_text("Nothing was sent.")
     expect(page.get_by_role("button", name="Retry")).to_be_hidden()
     expect(box).to_have_value("x" * 51)
     assert posts == []
     assert not Message.objects.exists()
+    if SCREENSHOTS:
+        page.screenshot(
+            path=os.path.join(SCREENSHOTS, f"over-limit-{page.viewport_size['width']}.png")
+        )
+
+    # Shortened to the limit, the sentence goes and the message is sent whole.
+    box.press("End")
+    box.press("Backspace")
+    expect(page.locator("#chat-error")).to_be_hidden()
+    box.press("Enter")
+    expect(page.locator(".message.user .content")).to_have_text("x" * 50)
 
 
 def test_the_memory_hint_shows_only_where_the_memory_tool_is_on(

@@ -54,6 +54,7 @@ from webui.models import (
     VaultSnapshot,
     Vessel,
     VesselCall,
+    VesselMove,
 )
 
 pytestmark = pytest.mark.django_db
@@ -77,6 +78,7 @@ class HostWorld:
     login_log: AccessLog
     login_failure: AccessFailureLog
     vessel_call: VesselCall
+    vessel_move: VesselMove
 
     def conversation(self, role: str) -> Conversation:
         """The role's own conversation (anonymous is handed the member's)."""
@@ -107,6 +109,13 @@ HOST_ROUTES: dict[str, Route] = {
         lambda world: {"title": "Renamed"},
     ),
     "conversation-delete": Route(signed_in(member=OK), own("/conversations/{id}/delete/")),
+    # Moving one's own chat to another model (to the one it is on already: refused, back to it).
+    "conversation-move": Route(
+        signed_in(member=REDIRECT),
+        own("/conversations/{id}/model/"),
+        "post",
+        lambda world: {"vessel": world.vessel.pk},
+    ),
     "vessel-list": Route(signed_in(member=OK), at("/vessels/")),
     "soul-stream": Route(signed_in(member=OK), at("/stream/")),
     # The cache bill: staff who may view the ledger (the viewer and the superuser); 403 otherwise.
@@ -132,6 +141,9 @@ HOST_ROUTES: dict[str, Route] = {
     "favicon": Route(Access(REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT), at("/favicon.ico")),
     "login": Route(Access(OK, OK, OK, OK, OK), at("/accounts/login/")),
     "logout": Route(Access(LOGIN, LOGIN, LOGIN, LOGIN, LOGIN), at("/accounts/logout/"), "post"),
+    # A member's own account page and Django's own password change, for any logged-in account.
+    "account": Route(signed_in(member=OK), at("/accounts/")),
+    "password_change": Route(signed_in(member=OK), at("/accounts/password_change/")),
     "api-conversations": Route(API, at("/api/conversations/")),
     "api-conversation": Route(API, own("/api/conversations/{id}/")),
     "api-messages": Route(API, own("/api/conversations/{id}/messages/")),
@@ -211,6 +223,8 @@ HOST_ROUTES: dict[str, Route] = {
     **admin_model_routes("webui.dailychore", NO_ADD_ADMIN, lambda world: world.chore),
     # The cache ledger: written by turns, read only for everyone.
     **admin_model_routes("webui.vesselcall", READ_ONLY_ADMIN, lambda world: world.vessel_call),
+    # A member's moves of a chat to another model: written by the member's page, read only.
+    **admin_model_routes("webui.vesselmove", READ_ONLY_ADMIN, lambda world: world.vessel_move),
     # django-axes' records of failed logins: read and delete by model permission, never added.
     **admin_model_routes("axes.accessattempt", NO_ADD_ADMIN, lambda world: world.login_attempt),
     **admin_model_routes("axes.accesslog", NO_ADD_ADMIN, lambda world: world.login_log),
@@ -279,6 +293,12 @@ def world(make_user: Any, make_conversation: Any, soul: Soul, offline_vessel: Ve
             model="offline-1",
             input_tokens=1200,
             prefix_bytes=4800,
+        ),
+        vessel_move=VesselMove.objects.create(
+            conversation=ledgered,
+            from_vessel=offline_vessel,
+            to_vessel=offline_vessel,
+            moved_by=users["member"],
         ),
     )
 

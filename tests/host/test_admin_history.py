@@ -169,6 +169,7 @@ def test_view_on_site_is_offered_exactly_where_the_account_has_a_page(
         SiteLink("a daily chore", world.chore, root, None),
         SiteLink("a vault snapshot", world.snapshot, root, None),
         SiteLink("a ledger row", world.vessel_call, root, None),
+        SiteLink("a move of a chat to another model", world.vessel_move, root, None),
         SiteLink("a user", member, root, None),
         SiteLink("a group", world.group, root, None),
         SiteLink("a login attempt", world.login_attempt, root, None),

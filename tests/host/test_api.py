@@ -164,7 +164,7 @@ def test_a_vessel_failure_is_a_502_that_keeps_the_user_message(
     assert response.status_code == 502
     error = response.json()["error"]
     assert error["code"] == "overloaded"
-    assert "overloaded" in error["message"]
+    assert error["message"].startswith("Offline is busy right now.")
     assert error["details"]["retryable"] is True
     assert error["details"]["user_message"]["content"] == "hello?"
     assert Message.objects.get().content == "hello?"

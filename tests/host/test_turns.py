@@ -114,9 +114,15 @@ def test_a_vessel_failure_keeps_the_user_message_and_says_why(
     error = caught.value
     assert error.code == "overloaded"
     assert error.status == 502
-    assert "Offline could not answer: the provider is overloaded" in error.message
+    # In a family's words; what the provider said is in the log and on the vessel, for the admin.
+    assert (
+        error.message == "Offline is busy right now. Your message is kept: press Retry in a minute."
+    )
     assert error.details["retryable"] is True
-    assert error.details["provider_code"] == "overloaded_error"
+    assert "provider_code" not in error.details
+    conversation.vessel.refresh_from_db()
+    assert conversation.vessel.last_outcome == "failed"
+    assert "overloaded" in conversation.vessel.last_problem
     assert [(m.role, m.content) for m in conversation.messages.all()] == [
         ("user", "are you there?")
     ]
@@ -169,8 +175,11 @@ def test_a_switched_off_vessel_is_a_configuration_error(conversation: Conversati
     with pytest.raises(TurnError) as caught:
         run_turn(conversation=conversation, text="hello")
 
-    assert caught.value.code == "not_configured"
-    assert "switched off" in caught.value.message
+    assert caught.value.code == "switched_off"
+    assert caught.value.message == (
+        "Offline is switched off. Your message is kept: move this chat to another model, "
+        "then press Retry."
+    )
 
 
 def test_messages_keep_their_order_by_sequence(conversation: Conversation) -> None:

@@ -143,7 +143,9 @@ def test_a_vessel_added_in_the_admin_can_be_talked_through_once_its_key_is_set(
     refused = api.post(url, {"text": "hello"}, format="json")
     assert refused.status_code == 502
     assert refused.json()["error"]["code"] == "not_configured"
-    assert "HOUSEHOLD_ANTHROPIC_KEY" in refused.json()["error"]["message"]
+    # The member reads the cause in a family's words; the key's variable is for the admin.
+    assert "Claude is not set up right" in refused.json()["error"]["message"]
+    assert "HOUSEHOLD_ANTHROPIC_KEY" not in refused.content.decode()
     assert len(responses.calls) == 0
 
     monkeypatch.setenv("HOUSEHOLD_ANTHROPIC_KEY", SECRET)
@@ -159,7 +161,9 @@ def test_a_vessel_added_in_the_admin_can_be_talked_through_once_its_key_is_set(
 def test_a_member_sees_which_vessels_are_ready_but_no_endpoint_key_variable_or_control(
     user: Any, claude: Vessel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    Vessel.objects.filter(pk=claude.pk).update(base_url="https://llm.household.example/v1")
+    Vessel.objects.filter(pk=claude.pk).update(
+        base_url="https://llm.household.example/v1", last_outcome=Vessel.Outcome.ANSWERED
+    )
     Vessel.objects.create(
         slug="local", name="Local", adapter="openai", model="m", api_key_env="LOCAL_LLM_KEY"
     )
@@ -171,7 +175,7 @@ def test_a_member_sees_which_vessels_are_ready_but_no_endpoint_key_variable_or_c
     assert "Claude" in page
     assert "Local" in page
     assert page.count('class="usable">Ready') == 1
-    assert "Not usable right now" in page
+    assert "Not set up yet" in page
     for hidden in (
         "HOUSEHOLD_ANTHROPIC_KEY",
         "LOCAL_LLM_KEY",

@@ -163,7 +163,9 @@ def test_a_temporary_chat_says_so_plainly_and_has_nothing_to_refresh(
     refused = client.post(url(temporary, refresh=True))
 
     assert body["state"] == "temporary"
-    assert "temporary chat" in body["summary"]
+    assert body["heading"] == "No memory in a temporary chat"
+    assert body["summary"] == "Pippa brings no memory into it and keeps nothing from it."
+    assert body["can_refresh"] is False
     assert body["items"] == []
     assert body["newer"] == 0
     assert refused.status_code == 409
@@ -182,7 +184,13 @@ def test_a_chat_pinned_absent_says_so_and_counts_what_came_since(
     body = api_as(user).get(url(conversation)).json()
 
     assert body["state"] == "absent"
-    assert "could not be reached when this chat began" in body["summary"]
+    assert body["heading"] == "Pippa brought no memory into this chat"
+    assert body["summary"] == (
+        "Pippa's memory could not be reached when this chat began, so she brought none into "
+        "it. She tries again at your next message."
+    )
+    assert body["line"] == "1 new since"
+    assert body["can_refresh"] is True
     assert body["items"] == []
     assert body["newer"] == 1
 

@@ -1,15 +1,26 @@
 """Admin for the host's models. Staff only, as the Django admin always is, and within it Django's
 model permissions decide what each account may see, change and run."""
 
+from typing import Any
+
 from axes.admin import AccessAttemptAdmin
 from axes.models import AccessAttempt
 from django.contrib import admin, messages
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from webui.admin.member_words import GuardsMemberWords
 from webui.admin.read_only import ReadOnlyRecordAdmin
-from webui.models import DailyChore, ScheduledJob, Soul, UnattendedRun, Vessel, VesselCall
+from webui.models import (
+    DailyChore,
+    ScheduledJob,
+    Soul,
+    UnattendedRun,
+    Vessel,
+    VesselCall,
+    VesselMove,
+)
 from webui.prompt.vault import vault_problem
 from webui.unattended.display import describe_memory
 from webui.vessels.connection import check_connection, key_status
@@ -38,8 +49,11 @@ class VesselAdmin(GuardsMemberWords):
         "memory_tool_enabled",
         "brain_priority",
         "enabled",
+        "household_default",
+        "last_outcome",
     ]
     list_editable = ["memory_tool_enabled", "enabled"]
+    readonly_fields = ["last_outcome", "last_outcome_at", "last_problem"]
     list_filter = ["adapter", "enabled", "memory_tool_enabled"]
     search_fields = ["name", "slug", "model"]
     prepopulated_fields = {"slug": ["name"]}
@@ -48,6 +62,16 @@ class VesselAdmin(GuardsMemberWords):
     @admin.display(description="key")
     def key(self, vessel: Vessel) -> str:
         return key_status(vessel)
+
+    def save_model(self, request: HttpRequest, obj: Vessel, form: Any, change: bool) -> None:
+        """Ticking *Household default* takes it from the vessel that had it, in the same
+        transaction (the constraint keeps at most one)."""
+        with transaction.atomic():
+            if obj.household_default:
+                Vessel.objects.filter(household_default=True).exclude(pk=obj.pk).update(
+                    household_default=False
+                )
+            super().save_model(request, obj, form, change)
 
     # A real, paid provider call: for those who may change vessels, not for a view-only account.
     @admin.action(description="Test connection (one small real call)", permissions=["change"])
@@ -132,3 +156,14 @@ class VesselCallAdmin(ReadOnlyRecordAdmin):
     date_hierarchy = "created_at"
     list_select_related = ["conversation__soul", "conversation__vessel", "vessel"]
     readonly_fields = [f.name for f in VesselCall._meta.fields]
+
+
+@admin.register(VesselMove)
+class VesselMoveAdmin(ReadOnlyRecordAdmin):
+    """A member's moves of their chat to another vessel (the cause ``moved_by_member`` in the
+    ledger), read only. The conversation is named by soul, vessel and date, never its title."""
+
+    list_display = ["moved_at", "conversation", "from_vessel", "to_vessel", "moved_by"]
+    list_filter = ["to_vessel", "moved_at"]
+    list_select_related = ["conversation__soul", "conversation__vessel", "from_vessel", "to_vessel"]
+    readonly_fields = [f.name for f in VesselMove._meta.fields]

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from django.db import DatabaseError, transaction
 
 from webui.ledger.section_hash import SectionHasher, hasher_for, site_hasher
-from webui.models import Conversation, Message, VesselCall
+from webui.models import Conversation, Message, VesselCall, VesselMove
 from webui.prompt.types import Prompt, ToolDefinition
 from webui.text.canonical import canonical_bytes
 from webui.vessels.encoding import list_bytes, stable_bytes, without_markers
@@ -47,6 +47,7 @@ VESSEL_SECTION = "vessel"
 #: The causes the host knows: the plug-in's come through the ``settle`` extension point
 #: (``repin: <reason>``, ``forgotten``, ``engine_recovered``, ``first_pin``).
 CAUSES = {
+    "moved_by_member": "the conversation's member moved it to another vessel (model)",
     "vessel_changed": "the conversation's vessel, adapter or model changed",
     "disclosure_pinned": "a conversation from before disclosures were pinned pinned its own",
 }
@@ -237,7 +238,10 @@ class TurnLedger:
         if section is None and not changed:
             return
         row.drift_section = section or VESSEL_SECTION
-        row.drift_cause = "vessel_changed" if changed else self.causes.get(row.drift_section, "")
+        if changed:
+            row.drift_cause = vessel_cause(self.conversation, previous=previous, row=row)
+        else:
+            row.drift_cause = self.causes.get(row.drift_section, "")
         logger.warning(
             "Prompt prefix drift in conversation %s: section %s moved at call %s of the turn "
             "answering %s (%s).",
@@ -247,6 +251,18 @@ class TurnLedger:
             row.user_message_id,
             f"cause: {row.drift_cause}" if row.drift_cause else "no known cause: a defect",
         )
+
+
+def vessel_cause(conversation: Conversation, *, previous: VesselCall, row: VesselCall) -> str:
+    """Why the vessel changed between ``previous`` and ``row``: ``moved_by_member`` when the
+    member moved the conversation to ``row``'s vessel since (a :class:`~webui.models.VesselMove`),
+    else ``vessel_changed`` (an admin changed the vessel's adapter or model, say)."""
+    if previous.created_at is None:  # a call of this same turn, not saved yet: no move between
+        return "vessel_changed"
+    moved = VesselMove.objects.filter(
+        conversation=conversation, to_vessel_id=row.vessel_id, moved_at__gte=previous.created_at
+    )
+    return "moved_by_member" if moved.exists() else "vessel_changed"
 
 
 def save_ledger_row(row: VesselCall | None) -> None:

@@ -1,4 +1,5 @@
-"""Conversations: a member talking with a soul through a vessel, or an unattended run."""
+"""Conversations: a member talking with a soul through a vessel, or an unattended run; and the
+moves a member made of their chat to another vessel."""
 
 import uuid
 
@@ -107,3 +108,25 @@ class Conversation(models.Model):
             if wanted != flags:
                 Conversation.objects.filter(pk=self.pk).update(extension_flags=sorted(wanted))
         self.extension_flags = sorted(wanted)
+
+
+class VesselMove(models.Model):
+    """A member moved their chat to another vessel (model): its next turn answers there. The cache
+    ledger names the drift this causes ``moved_by_member``, a deliberate cause, not a defect."""
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="vessel_moves"
+    )
+    # Kept as a record only: deleting a vessel the chat has left keeps the move, unnamed.
+    from_vessel = models.ForeignKey(Vessel, null=True, on_delete=models.SET_NULL, related_name="+")
+    to_vessel = models.ForeignKey(Vessel, null=True, on_delete=models.SET_NULL, related_name="+")
+    moved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    moved_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-moved_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.from_vessel} → {self.to_vessel} ({self.moved_at:%Y-%m-%d %H:%M})"

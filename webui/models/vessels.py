@@ -1,11 +1,13 @@
 """Vessels: the household's configured LLM backends."""
 
 import os
+from collections.abc import Collection
 
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, URLValidator
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 
 from webui.vessels.key_env import api_key_env_problem
 from webui.vessels.names import adapter_choices
@@ -18,7 +20,19 @@ def validate_api_key_env(name: str) -> None:
 
 
 class Vessel(models.Model):
-    """One configured LLM backend: an adapter kind, a model, an endpoint and the env var of its key."""
+    """One configured LLM backend: an adapter kind, a model, an endpoint and the env var of its key.
+
+    ``household_default`` is the admin's explicit choice of the model a new chat starts on (at
+    most one vessel holds it; none until an admin chooses, so a vessel never becomes it by being
+    added). ``last_outcome`` is how its last Test connection or turn call went, so the pages call
+    a vessel ready only once a call has worked; ``last_problem`` keeps the failure's technical
+    detail for the admin, never for a member's page.
+    """
+
+    class Outcome(models.TextChoices):
+        UNTRIED = "", "Not tried yet"
+        ANSWERED = "answered", "Answered"
+        FAILED = "failed", "Failed"
 
     #: One member per registered adapter (``Vessel.Adapter.OFFLINE`` is ``"offline"``), built
     #: from the adapters' own names and labels.
@@ -73,9 +87,31 @@ class Vessel(models.Model):
     max_retries = models.PositiveSmallIntegerField(
         default=2, help_text="Retries after a failure that may pass (rate limit, overload, 5xx)."
     )
+    household_default = models.BooleanField(
+        default=False,
+        help_text="The model a member's new chat starts on, unless they chose their own default. "
+        "At most one vessel; ticking it here takes it from the one that had it.",
+    )
+    last_outcome = models.CharField(
+        max_length=8, choices=Outcome.choices, blank=True, default=Outcome.UNTRIED, editable=False
+    )
+    last_outcome_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_problem = models.TextField(
+        blank=True,
+        default="",
+        editable=False,
+        help_text="What the provider said when the last call failed (for the admin only).",
+    )
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["household_default"],
+                condition=models.Q(household_default=True),
+                name="one_household_default_vessel",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -83,6 +119,12 @@ class Vessel(models.Model):
     def get_absolute_url(self) -> str:
         """Its row on the vessels page, which every member reads."""
         return reverse("vessel-list") + f"#vessel-{self.slug}"
+
+    def validate_constraints(self, exclude: Collection[str] | None = None) -> None:
+        """Django's checks, except that ticking *Household default* on a second vessel is no
+        error: saving it takes the default from the vessel that had it, in one transaction
+        (the admin's ``save_model``); the database's constraint still allows only one."""
+        super().validate_constraints(exclude={*(exclude or ()), "household_default"})
 
     @property
     def api_key(self) -> str:
@@ -97,3 +139,22 @@ class Vessel(models.Model):
     @property
     def api_key_present(self) -> bool:
         return bool(self.api_key)
+
+    @property
+    def answered_last(self) -> bool:
+        """Whether its last Test connection or turn call worked (never tried: no)."""
+        return self.last_outcome == self.Outcome.ANSWERED
+
+    def record_outcome(self, *, answered: bool, problem: str = "") -> None:
+        """Keep how a call to this vessel just went: answered, or failed with ``problem`` (the
+        provider's detail, for the admin). Written only when it changes what is kept, so a
+        household chatting on a working vessel does not write its row at every turn."""
+        outcome = self.Outcome.ANSWERED if answered else self.Outcome.FAILED
+        problem = "" if answered else problem
+        if (self.last_outcome, self.last_problem) == (outcome, problem):
+            return
+        self.last_outcome, self.last_problem = outcome, problem
+        self.last_outcome_at = timezone.now()
+        Vessel.objects.filter(pk=self.pk).update(
+            last_outcome=outcome, last_problem=problem, last_outcome_at=self.last_outcome_at
+        )

@@ -38,8 +38,10 @@ def pinned_disclosure(conversation: Conversation) -> str:
 
 
 def current_time_part(now: datetime) -> str:
-    """The per-turn slot's clock line: changes every turn, so it never sits in the stable prefix."""
-    local = timezone.localtime(now)
+    """The per-turn slot's clock line: changes every turn, so it never sits in the stable prefix.
+    In the household's zone (``DJANGO_TIME_ZONE``), never the zone a member's request chose for
+    their pages: a turn reads the same clock streamed or not, from any process."""
+    local = timezone.localtime(now, timezone.get_default_timezone())
     return f"Current time: {local:%A %d %B %Y, %H:%M} ({local.tzname()})."
 
 

@@ -28,7 +28,8 @@ from webui.turns.lock import TurnLock
 from webui.turns.rounds import save_tool_round, saved_tool_rounds
 from webui.turns.tool_calls import run_tool_round
 from webui.vessels.base import VesselAdapter, VesselReply, normalised_usage
-from webui.vessels.errors import VesselError
+from webui.vessels.errors import VesselConfigurationError, VesselError
+from webui.vessels.family_words import family_sentence
 from webui.vessels.registry import adapter_for
 from webui.vessels.streaming import ReplyDone, StreamEvent, TextDelta
 
@@ -93,15 +94,26 @@ def reply_events(
         )
         raise error from exc
     except VesselError as exc:
-        logger.warning("Vessel %s failed (%s): %s", conversation.vessel.slug, exc.code, exc.message)
-        error = TurnError(
-            code=exc.code,
-            message=f"{conversation.vessel.name} could not answer: {exc.message}",
-            status=502,
-            details={"vessel": conversation.vessel.slug, **exc.details},
-            user_message=turn.user_message,
-        )
-        raise error from exc
+        raise vessel_failure(turn, exc) from exc
+
+
+def vessel_failure(turn: TurnContext, exc: VesselError) -> TurnError:
+    """The turn's error for a vessel that could not answer: the cause in a family's words, with
+    the provider's detail logged and kept on the vessel for the admin (never on the chat)."""
+    vessel = turn.conversation.vessel
+    logger.warning("Vessel %s failed (%s): %s", vessel.slug, exc.code, exc.message)
+    if not isinstance(exc, VesselConfigurationError):
+        vessel.record_outcome(answered=False, problem=exc.message)
+    details = {"vessel": vessel.slug, "retryable": exc.retryable}
+    if exc.retry_after is not None:
+        details["retry_after"] = exc.retry_after
+    return TurnError(
+        code=exc.code,
+        message=family_sentence(vessel.name, exc),
+        status=502,
+        details=details,
+        user_message=turn.user_message,
+    )
 
 
 def vessel_rounds(
@@ -142,6 +154,7 @@ def vessel_rounds(
         )
         if reply is None:
             return TurnReply(text=partial, rounds=rounds, usage=usage, stopped=True, call=call)
+        adapter.vessel.record_outcome(answered=True)
         for key, value in reply.usage.items():
             usage[key] += value
         if not reply.tool_calls:

@@ -21,6 +21,7 @@ from webui.turns.lock import lease_end
 from webui.turns.service import TurnError, run_turn
 from webui.unattended.lease import RunHeartbeat
 from webui.unattended.schedules import next_run_after
+from webui.vessels.errors import VesselError
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +83,10 @@ def run_leased(run: UnattendedRun, *, conversation: Conversation, prompt: str) -
         run_turn(conversation=conversation, text=prompt)
     except TurnError as error:
         run.outcome = UnattendedRun.Outcome.FAILED
-        run.error = error.message
+        # The run's record is for whoever runs the household: the provider's own detail too.
+        cause = error.__cause__
+        detail = f" ({cause.message})" if isinstance(cause, VesselError) else ""
+        run.error = error.message + detail
     except Exception as exc:
         logger.exception("Unattended run %s failed", run.pk)
         run.outcome = UnattendedRun.Outcome.FAILED

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from webui.prompt.types import Prompt
-from webui.vessels.errors import VesselError
+from webui.vessels.errors import VesselConfigurationError, VesselError
 from webui.vessels.registry import adapter_for, build_adapter
 
 if TYPE_CHECKING:
@@ -38,7 +38,9 @@ def key_status(vessel: "Vessel") -> str:
 
 
 def check_connection(vessel: "Vessel") -> ConnectionOutcome:
-    """Call ``vessel`` once with a tiny prompt and no tools; never raises."""
+    """Call ``vessel`` once with a tiny prompt and no tools, and keep how it went on the vessel
+    (:meth:`~webui.models.Vessel.record_outcome`, so the pages call it ready); never raises.
+    The summary is for an account that may change vessels: it keeps the provider's detail."""
     prompt = Prompt(
         conversation_id=f"connection-test-{vessel.slug}",
         system_sections=("This is a connection test from the household WebUI.",),
@@ -50,8 +52,11 @@ def check_connection(vessel: "Vessel") -> ConnectionOutcome:
     try:
         reply = adapter_for(vessel).complete(prompt=prompt, tools=())
     except VesselError as error:
+        if not isinstance(error, VesselConfigurationError):
+            vessel.record_outcome(answered=False, problem=error.message)
         return ConnectionOutcome(ok=False, summary=f"{vessel.name} failed: {error.message}")
     seconds = time.monotonic() - started
+    vessel.record_outcome(answered=True)
     answer = " ".join(reply.text.split())
     if len(answer) > 80:
         answer = answer[:79] + "…"

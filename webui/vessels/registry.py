@@ -72,5 +72,6 @@ def adapter_for(vessel: "Vessel") -> VesselAdapter:
     """An adapter ready to call ``vessel``; a configuration error says what is missing."""
     problem = vessel_problem(vessel)
     if problem:
-        raise VesselConfigurationError(problem)
+        code = "not_configured" if vessel.enabled else "switched_off"
+        raise VesselConfigurationError(problem, code=code)
     return build_adapter(vessel)

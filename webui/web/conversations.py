@@ -1,4 +1,5 @@
-"""A member's own conversations: rename one, delete one. Writes only; reads are in selectors.py.
+"""A member's own conversations: rename one, move one to another model, delete one. Writes only;
+reads are in selectors.py.
 
 Deleting removes the conversation's rows on this side: its messages, their saved tool rounds, and
 every row of a plug-in whose key cascades with the conversation (the memory plug-in's pin records
@@ -11,7 +12,7 @@ import unicodedata
 
 from django.db import transaction
 
-from webui.models import Conversation
+from webui.models import Conversation, Vessel, VesselMove
 from webui.turns.lock import ConversationGone, TurnBusy, claim_turn, release_turn
 
 #: Longest title, in characters (the column's length).
@@ -22,7 +23,7 @@ BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u206
 
 
 class ConversationError(ValueError):
-    """A rename or delete that was refused; nothing changed. ``code`` names the cause."""
+    """A rename, move or delete that was refused; nothing changed. ``code`` names the cause."""
 
     def __init__(self, message: str, *, code: str, details: dict | None = None) -> None:
         super().__init__(message)
@@ -36,9 +37,14 @@ def title_problem(title: str) -> str | None:
         return "A title cannot be empty."
     if len(title) > TITLE_MAX_CHARS:
         return f"A title may be at most {TITLE_MAX_CHARS} characters; this one has {len(title)}."
-    if any(unicodedata.category(char) in ("Cc", "Cs") or char in BIDI_CONTROLS for char in title):
+    if has_control_characters(title):
         return "A title cannot hold control characters (a tab, a newline, a direction mark)."
     return None
+
+
+def has_control_characters(text: str) -> bool:
+    """Whether ``text`` holds a control character, a lone surrogate or a direction mark."""
+    return any(unicodedata.category(char) in ("Cc", "Cs") or char in BIDI_CONTROLS for char in text)
 
 
 def rename_conversation(*, conversation: Conversation, title: str) -> Conversation:
@@ -82,3 +88,46 @@ def delete_conversation(*, conversation: Conversation) -> None:
     except Exception:
         release_turn(lock)  # the conversation stays, and takes turns again at once
         raise
+
+
+def move_conversation(*, conversation: Conversation, vessel: Vessel, moved_by: object) -> None:
+    """Move ``conversation`` to ``vessel`` (switched on, another than its own): its next turn
+    answers there. One transaction writes the conversation's vessel and its
+    :class:`~webui.models.VesselMove`, so the cache ledger names the next call's drift
+    ``moved_by_member`` (a deliberate cause): the new model reads the whole prompt afresh once.
+
+    The conversation's turn lock is taken for the write, so no reply is being written on the
+    old vessel meanwhile: while one is (its lease live), :class:`ConversationError`
+    (``turn_in_progress``) and nothing changes; so too for a vessel switched off
+    (``vessel_switched_off``) or the one it is on already (``same_vessel``).
+    """
+    if not vessel.enabled:
+        raise ConversationError(
+            f"{vessel.name} is switched off; choose another model.", code="vessel_switched_off"
+        )
+    if vessel.pk == conversation.vessel_id:
+        raise ConversationError(f"This chat is on {vessel.name} already.", code="same_vessel")
+    try:
+        lock = claim_turn(conversation)
+    except TurnBusy as busy:
+        raise ConversationError(
+            "A reply is being written in this conversation; wait for it, then move it.",
+            code="turn_in_progress",
+            details={"turn_id": busy.turn_id},
+        ) from None
+    except ConversationGone:
+        raise ConversationError(
+            "This conversation was deleted.", code="conversation_deleted"
+        ) from None
+    try:
+        with transaction.atomic():
+            VesselMove.objects.create(
+                conversation=conversation,
+                from_vessel_id=conversation.vessel_id,
+                to_vessel=vessel,
+                moved_by=moved_by,
+            )
+            Conversation.objects.filter(pk=conversation.pk).update(vessel=vessel)
+    finally:
+        release_turn(lock)
+    conversation.vessel = vessel

@@ -34,11 +34,13 @@ from webui.web.conversations import (
     TITLE_MAX_CHARS,
     ConversationError,
     delete_conversation,
+    move_conversation,
     rename_conversation,
 )
 from webui.web.forms import (
     ConversationSearchForm,
     MemoryToolForm,
+    MoveConversationForm,
     NewConversationForm,
     RenameConversationForm,
     WakeSoulForm,
@@ -51,6 +53,7 @@ from webui.web.selectors import (
     memory_plugin_installed,
     memory_tool_on,
 )
+from webui.web.vessel_choice import default_vessel_for, vessel_readiness
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +70,10 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def conversation_new(request: HttpRequest) -> HttpResponse:
-    form = NewConversationForm(request.POST or None)
+    """Start a chat: on the member's default model (their own, else the household's), or on
+    the one they choose; with no default, none is chosen for them."""
+    default = default_vessel_for(request.user)
+    form = NewConversationForm(request.POST or None, initial={"vessel": default})
     if request.method == "POST" and form.is_valid():
         conversation = Conversation.objects.create(
             soul=form.cleaned_data["soul"],
@@ -129,8 +135,32 @@ def conversation_detail(request: HttpRequest, conversation_id: str) -> HttpRespo
         "max_message_chars": webui_settings.MAX_MESSAGE_CHARS,
         "title_max_chars": TITLE_MAX_CHARS,
         "panels": conversation_panels(request, conversation),
+        "move_form": MoveConversationForm(conversation=conversation),
     }
     return render(request, "webui/conversation_detail.html", context)
+
+
+@login_required
+@require_POST
+def conversation_move(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    """Move the viewer's chat to another switched-on model: its next turn answers there."""
+    conversation = own_conversation(request, conversation_id)
+    form = MoveConversationForm(request.POST, conversation=conversation)
+    if not form.is_valid():
+        messages.error(request, f"Not moved: {' '.join(form.errors['vessel'])}")
+        return redirect(conversation)
+    vessel = form.cleaned_data["vessel"]
+    try:
+        move_conversation(conversation=conversation, vessel=vessel, moved_by=request.user)
+    except ConversationError as error:
+        messages.error(request, f"Not moved: {error}")
+        return redirect(conversation)
+    messages.success(
+        request,
+        f"This chat is now on {vessel.name}: your next message is answered there. The new model "
+        "reads the whole chat afresh once, so that reply may be a little slower.",
+    )
+    return redirect(conversation)
 
 
 @login_required
@@ -170,15 +200,16 @@ WAKE_SOULS = "webui.add_unattendedrun"
 
 @login_required
 def vessel_list(request: HttpRequest) -> HttpResponse:
-    """Every vessel and whether it can be used now. Its endpoint, key variable and the reason it
-    cannot be used, and the controls, only for an account that may change vessels."""
+    """Every vessel, whether it is ready (its last test or call answered and nothing stops it
+    now) and which is the household's default. Its endpoint, key variable, the reason it cannot
+    be used, what its last failed call said, and the controls, only for an account that may
+    change vessels."""
     may_change = request.user.has_perm(CHANGE_VESSELS)
     rows = []
     for vessel in Vessel.objects.all():
-        problem = vessel_problem(vessel)
-        row = {"vessel": vessel, "usable": problem is None}
+        row = {"vessel": vessel, "readiness": vessel_readiness(vessel)}
         if may_change:
-            row.update(key_status=key_status(vessel), problem=problem)
+            row.update(key_status=key_status(vessel), problem=vessel_problem(vessel))
         rows.append(row)
     context = {"rows": rows, "may_change": may_change, "memory_notice": memory_tool_notice()}
     return render(request, "webui/vessel_list.html", context)

@@ -1,76 +1,70 @@
-// "Pippa's memory in this chat" (pippa_memory/items/conversation_panel.py): reads what the
-// conversation's pinned memory holds and how many memories came since from the JSON route, and
-// offers "Bring up to date", which re-pins the conversation at its next message. Text only.
+// "Pippa's memory in this chat" (pippa_memory/items/conversation_panel.py): reads where the
+// conversation's memory stands from the JSON route and shows it as the server words it
+// (pippa_memory/items/conversation_words.py: a heading, at most one sentence, what came since, an
+// ask's answer waiting, the closed line; times already in the member's own zone). "Bring up to
+// date" shows only when the server offers it (can_refresh), and never while memory cannot be
+// reached. Text only.
 (function () {
   "use strict";
   const panel = document.getElementById("memory-panel");
   if (!panel) return;
   const line = document.getElementById("memory-panel-line");
+  const heading = document.getElementById("memory-panel-heading");
   const summary = document.getElementById("memory-panel-summary");
   const list = document.getElementById("memory-panel-items");
   const newer = document.getElementById("memory-panel-newer");
+  const answer = document.getElementById("memory-panel-answer");
   const refresh = document.getElementById("memory-panel-refresh");
   const refreshButton = document.getElementById("memory-refresh");
   const status = document.getElementById("memory-panel-status");
   const soul = panel.dataset.soul;
   const tokenInput = document.querySelector("input[name=csrfmiddlewaretoken]");
 
-  function plural(count, one, many) {
-    return count + " " + (count === 1 ? one : many);
+  // A sentence in its place, or the place hidden when there is none.
+  function say(element, text) {
+    element.textContent = text || "";
+    element.hidden = !text;
   }
 
-  function when(iso) {
-    const date = new Date(iso);
-    return date.toLocaleString(undefined, { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
+  function item(memory) {
+    const row = document.createElement("li");
+    const text = document.createElement("span");
+    text.className = "memory-panel-text";
+    text.textContent = memory.text;
+    const who = document.createElement("span");
+    who.className = "meta";
+    who.textContent = " · " + memory.said + " · ";
+    const scope = document.createElement("span");
+    scope.className = "scope " + (memory.scope === "private" ? "private" : "household");
+    scope.textContent = memory.scope_words;
+    row.append(text, who, scope);
+    return row;
   }
 
   function show(data) {
-    summary.textContent = data.summary;
-    list.replaceChildren();
-    for (const item of data.items) {
-      const row = document.createElement("li");
-      const text = document.createElement("span");
-      text.className = "memory-panel-text";
-      text.textContent = item.text;
-      const who = document.createElement("span");
-      who.className = "meta";
-      who.textContent = " · " + item.said;
-      row.append(text, who);
-      list.appendChild(row);
-    }
-    if (data.state === "pinned" && !data.items.length) {
-      const row = document.createElement("li");
-      row.className = "empty";
-      row.textContent = soul + " remembered nothing you can see when this chat began.";
-      list.appendChild(row);
-    }
-    const withoutMemory = ["absent", "too_large", "unusable"].includes(data.state);
-    // A chat whose memory was too large or unusable may bring it in at once: always worth a try,
-    // and never "up to date".
-    const retryable = data.state === "too_large" || data.state === "unusable";
-    const since = data.newer > 0 ? plural(data.newer, "memory", "memories") + " came since" : "";
-    newer.hidden = !(data.state === "pinned" || withoutMemory) || (retryable && data.newer === 0);
-    newer.textContent = since
-      ? since + "; " + soul + " does not know " + (data.newer === 1 ? "it" : "them") + " in this chat yet."
-      : "Nothing new since: this chat is up to date.";
-    refresh.hidden = !(retryable || ((data.state === "pinned" || withoutMemory) && data.newer > 0));
-    // The closed panel's one line: what is news first, short enough for a phone.
-    let head = "";
-    if (data.state === "temporary") head = " · none (temporary chat)";
-    else if (data.state === "waiting") head = " · taken at your next message";
-    else if (data.newer > 0) head = " · " + data.newer + " new since";
-    else if (data.pinned_at) head = " · from " + when(data.pinned_at);
-    line.textContent = head;
+    say(heading, data.heading);
+    say(summary, data.summary);
+    list.replaceChildren(...data.items.map(item));
+    list.hidden = data.items.length === 0;
+    say(newer, data.newer_text);
+    say(answer, data.answer);
+    refresh.hidden = !data.can_refresh;
+    line.textContent = " · " + data.line;
   }
 
-  // Why it failed, in plain words: memory out of reach is said as such, without its causes
-  // (those are for whoever runs the household, on the memory page and in the API).
-  function failed(data, fallback) {
+  // Memory out of reach: one sentence, nothing offered (those causes are for whoever runs the
+  // household, on the memory page and in the API).
+  function unreachable(data, fallback) {
     const error = (data && data.error) || {};
-    if (error.code === "memory_unavailable") {
-      return soul + "'s memory cannot be reached right now; this chat goes on with what it has.";
-    }
-    return error.message || fallback;
+    const text = error.code === "memory_unavailable"
+      ? soul + "'s memory cannot be reached right now; this chat goes on with what it has."
+      : error.message || fallback;
+    say(heading, text);
+    for (const element of [summary, newer, answer]) say(element, "");
+    list.hidden = true;
+    refresh.hidden = true;
+    line.textContent = " · unavailable";
+    return text;
   }
 
   async function load() {
@@ -78,9 +72,9 @@
       const response = await fetch(panel.dataset.url, { credentials: "same-origin", headers: { Accept: "application/json" } });
       const data = await response.json();
       if (response.ok) show(data);
-      else summary.textContent = failed(data, "What this chat's memory holds cannot be read now.");
+      else unreachable(data, "What this chat's memory holds cannot be read now.");
     } catch (e) {
-      summary.textContent = "What this chat's memory holds cannot be read now: the server could not be reached.";
+      unreachable(null, "What this chat's memory holds cannot be read now: the server could not be reached.");
     }
   }
 
@@ -94,12 +88,13 @@
         headers: { Accept: "application/json", "X-CSRFToken": tokenInput ? tokenInput.value : "" },
       });
       const data = await response.json();
-      if (response.ok) {
-        show(data);
-        status.textContent = data.refreshed;
-      } else {
-        status.textContent = "Not brought up to date: " + failed(data, "HTTP " + response.status);
-      }
+      // Done: the heading now says what happens (one sentence, not two).
+      const error = (!response.ok && data && data.error) || {};
+      if (response.ok) show(data);
+      else if (error.code === "memory_unavailable") {
+        unreachable(data, "");
+        status.textContent = "Not brought up to date.";
+      } else status.textContent = "Not brought up to date: " + (error.message || "HTTP " + response.status);
     } catch (e) {
       status.textContent = "Not brought up to date: the server could not be reached.";
     } finally {
@@ -108,6 +103,7 @@
   });
 
   load();
-  // After a reply, the chat may have taken its memory (its first message, or after a refresh).
+  // After a reply, the chat may have taken its memory (its first message, or after a refresh),
+  // and an answer that was waiting has ridden it.
   document.addEventListener("chat:replied", load);
 })();

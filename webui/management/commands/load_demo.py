@@ -71,6 +71,10 @@ class Command(BaseCommand):
                     "enabled": True,
                 },
             )
+            # The demo household's default model, chosen here as an admin would; an admin's
+            # own choice since is kept.
+            if not Vessel.objects.filter(household_default=True).exists():
+                Vessel.objects.filter(pk=offline.pk).update(household_default=True)
             seed_demo_schedule(soul, offline)
         if options["member_file"]:
             name = user.get_full_name() or user.get_username()
