@@ -20,8 +20,13 @@ pytestmark = pytest.mark.django_db
 #: cache reads the shared deletions version, so a conversation deleted by another process leaves
 #: this one's kept history at once, ``webui/turns/history.py``; and the turn notes on its lease the
 #: message it answers, so a crash keeps its partial reply against it, ``webui/turns/lock.py``, while
-#: its claim of a free conversation is one UPDATE and its stop flag one read.)
-HOST_QUERIES = 27
+#: its claim of a free conversation is one UPDATE and its stop flag one read. 30: the open-replies
+#: cap is taken with the claim, ``webui/turns/lock.py``, so the claim is a transaction (its
+#: SAVEPOINT and RELEASE here, the test's own transaction around it) holding the member's row lock
+#: (one SELECT ... FOR NO KEY UPDATE, its own statement because a statement waiting for a row lock
+#: keeps the snapshot it took before) and the UPDATE, whose WHERE counts the live leases itself,
+#: ``webui/turns/reply_cap.py``.)
+HOST_QUERIES = 30
 
 
 def queries_of_turn(conversation: Conversation, text: str) -> list[str]:

@@ -31,7 +31,12 @@ from webui.conf import webui_settings
 from webui.models import Conversation, Message
 from webui.turns.busy_database import retry_while_locked
 from webui.turns.interrupted import keep_interrupted_reply
-from webui.turns.reply_cap import check_reply_cap
+from webui.turns.reply_cap import (
+    check_reply_cap,
+    lock_member,
+    reply_cap_applies,
+    under_reply_cap,
+)
 
 #: How often, at most, a running turn reads its stop flag between the pieces of a reply (seconds).
 POLL_SECONDS = 0.25
@@ -179,15 +184,21 @@ def claim_turn(
 
     free = Conversation.objects.filter(pk=conversation.pk, running_turn_id=None)
 
+    member_id = conversation.viewer_id
+    capped = capped and reply_cap_applies(member_id)
+
     def claim() -> None:
         # The usual case, a free conversation, is one UPDATE: nothing lapsed to keep.
         if not capped and free.update(**taken):
             return
         with transaction.atomic():
             if capped:
-                check_reply_cap(conversation.viewer_id)
-                if free.update(**taken):
+                # The member's row locked, then one UPDATE that counts the live leases in its
+                # WHERE; only a refused claim counts again, to tell the cap from a busy row.
+                lock_member(member_id)
+                if free.filter(under_reply_cap(member_id)).update(**taken):
                     return
+                check_reply_cap(member_id)
             row = (
                 Conversation.objects.select_for_update()
                 .filter(pk=conversation.pk)
