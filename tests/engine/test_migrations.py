@@ -1,9 +1,11 @@
 """The engine's schema is versioned migrations, and a household's database upgrades in place.
 
 A database the engine wrote before migrations existed (commit bf19998, kept in ``fixtures/``) is
-upgraded by ``python -m reference_engine migrate`` with every memory, revision, ask, answer and
-event id kept, and every pinned (revision, viewer) block rendering the very bytes the old engine
-rendered; ``migrate --check`` names what is pending. A migration killed half-way is applied whole
+upgraded by ``python -m reference_engine migrate`` with every memory, revision, ask, delivered
+answer and event id kept, and every pinned (revision, viewer) block rendering the very bytes the
+old engine rendered; an answer written but not yet delivered names no memories, so nothing could
+check it against a later forget, and its ask is re-opened to be answered again (privacy outranks
+keeping an uncheckable answer); ``migrate --check`` names what is pending. A migration killed half-way is applied whole
 at the next start, and no DDL runs anywhere but in a migration.
 """
 
@@ -21,6 +23,7 @@ import pytest
 from yoyo.backends.base import DatabaseBackend
 
 from reference_engine.state import EngineState
+from reference_engine.storage import asks as ask_rows
 from reference_engine.storage import schema
 from reference_engine.storage.database import Database
 from reference_engine.storage.migrations_support import is_sqlite
@@ -42,6 +45,16 @@ def rows_of(database: Database) -> dict[str, list[list[Any]]]:
             table: [list(row) for row in cursor.run(f"SELECT {cols} FROM {table} ORDER BY 1").all()]
             for table, cols in TABLES.items()
         }
+
+
+def reopened(old: dict[str, list[list[Any]]]) -> list[list[Any]]:
+    """The old engine's ask rows as the upgrade keeps them: each ask, its conversation, viewer
+    and delivered answer as they were; an answer written but not yet delivered (it names no
+    memories, so a forget could not be checked against it) taken back, its ask open again."""
+    asks = old["engine_asks"]
+    undelivered = [row for row in asks if row[3] is not None and not row[5]]
+    assert undelivered, "the fixture must hold an undelivered answer, or this checks nothing"
+    return [[*row[:3], None, None, row[5]] if row in undelivered else row for row in asks]
 
 
 def blocks_of(state: EngineState, pinned: list[list[Any]]) -> list[list[Any]]:
@@ -76,7 +89,10 @@ def test_a_database_made_before_migrations_upgrades_in_place_with_nothing_lost(
     database = Database(engine_database)
     state = EngineState(database)  # as the engine starts: nothing is left to apply
     try:
-        assert rows_of(database) == old["ids"]
+        assert rows_of(database) == {**old["ids"], "engine_asks": reopened(old["ids"])}
+        with database.read() as cursor:
+            due = {ask["id"] for ask in ask_rows.due_asks(cursor, time.time(), limit=100)}
+        assert due >= {row[0] for row in old["ids"]["engine_asks"] if not row[5]}
         assert blocks_of(state, old["blocks"]) == old["blocks"]
         assert {soul: state.head(soul) for soul in old["heads"]} == old["heads"]
         found = state.recall("pippa", "where is the tea kept", 5, viewer="7")

@@ -29,6 +29,14 @@ def call(engine: ReferenceEngine, method: str, path: str, **kwargs: Any) -> requ
     return requests.request(method, engine.url + path, headers=headers, timeout=5, **kwargs)
 
 
+def version_2_answers() -> dict[str, Any]:
+    """The answers schema as a version 2 caller (no contract header) is answered: each answer
+    without ``items``, which version 3 added."""
+    listed = contract.ANSWERS["properties"]["answers"]
+    answers = {**listed, "items": version_2(listed["items"], "items")}
+    return {**contract.ANSWERS, "properties": {"answers": answers}}
+
+
 def turn_event(
     text: str, *, event_id: str | None = None, verb: str = "remember", scope: str = "household"
 ) -> dict[str, Any]:
@@ -145,10 +153,19 @@ def test_asks_are_answered_later_and_acknowledged_once(engine: ReferenceEngine) 
     assert call(engine, "GET", "/v1/conversations/c1/answers").json() == {"answers": []}
     now[0] += 0.1
     ready = call(engine, "GET", "/v1/conversations/c1/answers").json()
-    jsonschema.validate(ready, contract.ANSWERS)
+    jsonschema.validate(ready, version_2_answers())
     (answer,) = ready["answers"]
     assert answer["ask_id"] == asked.json()["ask_id"]
     assert "Sunday dinner is at six." in answer["answer"]
+    # The same answer to a version 3 caller names the one memory it quotes.
+    v3 = dict([contract.CONTRACT_HEADER])
+    latest = call(engine, "GET", "/v1/conversations/c1/answers", headers=v3).json()
+    jsonschema.validate(latest, contract.ANSWERS)
+    (same,) = latest["answers"]
+    (quoted,) = same.pop("items")
+    assert same == answer
+    found = call(engine, "GET", f"/v1/souls/pippa/items/{quoted}", headers=v3)
+    assert found.json()["item"]["text"] == "Sunday dinner is at six."
 
     ack = call(engine, "POST", "/v1/conversations/c1/answers/ack", json={"ids": [answer["id"]]})
     assert ack.status_code == 204
