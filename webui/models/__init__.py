@@ -1,9 +1,10 @@
 """The household's data, one module per concept (Zulip's ``zerver/models/``): souls and vault
 snapshots, vessels, conversations, messages and tool rounds, unattended runs, and the cache
-ledger's vessel calls. Each model is re-exported here, so callers keep one import path.
+ledger's vessel calls, and the processes' heartbeats. Each model is re-exported here, so callers keep one import path.
 """
 
 from webui.models.conversations import Conversation as Conversation
+from webui.models.heartbeats import ProcessHeartbeat as ProcessHeartbeat
 from webui.models.messages import Message as Message
 from webui.models.messages import TurnRound as TurnRound
 from webui.models.messages import empty_usage as empty_usage

@@ -1,12 +1,14 @@
 """``manage.py run_scheduler``: start due scheduled jobs and wakes, and the day's prune, once or on
 a loop."""
 
-import time
+import signal
+import threading
 from typing import Any
 
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
+from webui.health.beats import ProcessBeat
 from webui.retention import run_daily_prune
 from webui.unattended.runner import run_due_jobs
 
@@ -22,12 +24,18 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         every = options["every"]
+        if every is not None:
+            ProcessBeat("scheduler").start()  # the health page's "scheduler" line
+            # supervisord and systemd stop a process with SIGTERM: end the tick in hand, then go.
+            stopping = threading.Event()
+            signal.signal(signal.SIGTERM, lambda *_: stopping.set())
         while True:
             self.tick()
-            if every is None:
+            if every is None or stopping.is_set():
                 return
             try:
-                time.sleep(every)
+                if stopping.wait(every):
+                    return
             except KeyboardInterrupt:
                 return
 
