@@ -18,10 +18,12 @@ SIGINT, SIGTERM or SIGHUP sent to this process are passed on to supervisord, whi
 
 import argparse
 import contextlib
+import fcntl
 import os
 import re
 import shlex
 import signal
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -160,6 +162,17 @@ def give_terminal(terminal: int, group: int) -> None:
         signal.signal(signal.SIGTTOU, previous)
 
 
+def append_to_output_files() -> None:
+    """When this process's output is a file (``make run > site.log``), make every write to it
+    append: supervisord opens ``/dev/stdout`` anew for the processes' output, which for a file
+    is a second handle that would otherwise write over its own log lines."""
+    for descriptor in (1, 2):
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(os.fstat(descriptor).st_mode):
+                flags = fcntl.fcntl(descriptor, fcntl.F_GETFL)
+                fcntl.fcntl(descriptor, fcntl.F_SETFL, flags | os.O_APPEND)
+
+
 def supervise(settings: Path) -> int:
     """Run supervisord with ``settings`` until it ends; its status (0 after a stop it was asked
     for). SIGINT, SIGTERM and SIGHUP sent here are passed on to it."""
@@ -197,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = write_settings(
         processes, folder=folder, run_folder=(folder / options.run_folder).resolve()
     )
+    append_to_output_files()
     names = ", ".join(process.name for process in processes)
     print(f"Starting {names} under supervisord ({settings}); Ctrl-C stops them.", flush=True)
     with terminal_foreground():
