@@ -205,6 +205,7 @@ def measure_recall(
         cpu = engine_cpu(process)
         over_http, bare = interleaved([recall, floor], rounds, rng)
         cpu = (engine_cpu(process) - cpu) / rounds * 1000
+        measure_blocks(connection, database, size, rounds)
     finally:
         connection.close()
         stop_engine(process)
@@ -224,6 +225,60 @@ def measure_recall(
         section=SECTION,
     )
     return startup, startup_cpu
+
+
+def get(connection: http.client.HTTPConnection, path: str) -> dict[str, Any]:
+    """One GET on a kept-alive connection; its JSON answer (which must be a 200)."""
+    connection.request("GET", path, headers=HEADERS)
+    answer = connection.getresponse()
+    body = answer.read()
+    if answer.status != 200:
+        raise SystemExit(f"GET {path} answered {answer.status}: {body[:200]!r}")
+    return json.loads(body)
+
+
+def timed(action: Callable[[], Any]) -> float:
+    started = time.perf_counter()
+    action()
+    return (time.perf_counter() - started) * 1000
+
+
+def measure_blocks(
+    connection: http.client.HTTPConnection, database: str, size: int, rounds: int
+) -> None:
+    """Head and block p50/p95 over HTTP at ``size`` memories: the head as pinned again (its
+    selection stored), the head just after a remember (a new revision: its selection chosen
+    then, from indexes, never a read of every memory), and a past revision's block."""
+    head = "/v1/souls/pippa/head?viewer=1"
+    pinned = get(connection, head)  # the first block of a viewer counts its memories once
+    past = f"/v1/souls/pippa/blocks/{pinned['revision']}?viewer=1"
+    arms: dict[str, list[float]] = {"stored": [], "changed": [], "past": []}
+    for number in range(rounds):
+        arms["stored"].append(timed(lambda: get(connection, head)))
+        event = turn_event(size * 10 + number)
+        post(connection, "/v1/events", json.dumps(event).encode(), event["id"])
+        arms["changed"].append(timed(lambda: get(connection, head)))
+        arms["past"].append(timed(lambda: get(connection, past)))
+    largest = size >= 100_000
+    names = {
+        "stored": "Head p50 / p95",
+        "changed": "Head after a remember p50 / p95",
+        "past": "Past block p50 / p95",
+    }
+    for arm, samples in arms.items():
+        p95 = percentile(samples, 0.95)
+        figure(
+            f"{names[arm]} at {size:,} memories ({backend_name(database)})",
+            f"{median(samples):.1f} / {p95:.1f} ms (block {len(pinned['block']):,} characters, "
+            f"{pinned['left_out']:,} left out)",
+            target="p95 at most 10 ms" if largest else "",
+            met=(p95 <= 10) if largest else None,
+            what=f"{rounds} GETs over HTTP with keep-alive, viewer 1, {size:,} memories: the "
+            "head asked again (its selection stored), the head right after a remembered turn "
+            "event (a new revision, chosen then), and the first head's revision asked as a past "
+            "block, interleaved round by round",
+            section=SECTION,
+        )
 
 
 def turn_event(number: int) -> dict[str, Any]:

@@ -41,6 +41,8 @@ RUNS: list[tuple[str, list[str]]] = [
     ("brain_door.py", []),
     ("engine.py", ["--database", "sqlite"]),
     ("engine.py", ["--database", "postgres"]),
+    ("household_year.py", ["--database", "sqlite"]),
+    ("household_year.py", ["--database", "postgres"]),
     ("streaming.py", []),
 ]
 FIGURES_MARK = re.compile(r"^<!-- figures: (?P<section>.+?) -->$", re.MULTILINE)

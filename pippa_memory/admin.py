@@ -41,11 +41,12 @@ class PinRecordAdmin(ReadOnlyRecordAdmin):
         "outcome",
         "revision",
         "short_sha256",
+        "cause",
         "reason",
         "engine_latency_ms",
         "requested_by",
     ]
-    list_filter = ["soul", "outcome", "created_at"]
+    list_filter = ["soul", "outcome", "cause", "created_at"]
     date_hierarchy = "created_at"
     search_fields = ["conversation__id", "revision", "reason"]
     list_select_related = ["conversation__soul", "conversation__vessel", "soul", "requested_by"]
@@ -141,7 +142,7 @@ class ConversationPinAdmin(ConversationSiteLink, BlockTextWithheld, ReadOnlyReco
             return "Not pinned yet: the block is decided at the next turn."
         if conversation.pinned_head is None:
             record = conversation.pin_records.filter(outcome=PinRecord.Outcome.ABSENT).first()
-            why = record.reason if record else "unknown"
+            why = f"{record.get_cause_display()} ({record.reason})" if record else "unknown"
             return f"Pinned absent (no memory block for this conversation): {why}."
         found = stored_block(conversation)
         return found.text if found else "The block for this revision is not stored here."

@@ -90,6 +90,7 @@ def number_problems() -> list[checks.CheckMessage]:
         "OUTBOX_DELIVERY_TIMEOUT",
         "BREAKER_RESET_TIMEOUT",
         "OUTBOX_POLL_INTERVAL",
+        "ABSENT_RETRY_SECONDS",
     ):
         value = getattr(memory_settings, name)
         if not isinstance(value, int | float) or value <= 0:

@@ -51,6 +51,9 @@ DEFAULTS: dict[str, Any] = {
     "BREAKER_REDIS_URL": "",
     # A block longer than this is refused (pinned absent, reason "block_too_large"), never cut.
     "MAX_BLOCK_CHARS": 16000,
+    # Seconds before a chat pinned absent because its block was too large asks the engine again,
+    # at its next turn (a forget, or the member's "Bring up to date", asks at the next turn).
+    "ABSENT_RETRY_SECONDS": 300.0,
     # An engine answer larger than this is refused while it is read.
     "MAX_RESPONSE_BYTES": 1_000_000,
     # The brain door. Rates are "count/period" (s, min, h, day) counted in the shared cache; empty

@@ -95,12 +95,41 @@ class MemberPreference(models.Model):
 
 
 class PinRecord(models.Model):
-    """One pin decision: a pin, an absent pin (with why), or an admin's request to re-pin."""
+    """One pin decision: a pin, an absent pin (with why), or an admin's request to re-pin.
+
+    ``reason`` keeps the precise words (the engine client's reason, an admin's own); ``cause``
+    sorts it into one of :class:`Cause` (:func:`pippa_memory.pins.records.cause_of`), which the
+    admin filters by and the conversation's memory panel puts in a family's words."""
 
     class Outcome(models.TextChoices):
         PINNED = "pinned", "Pinned"
         ABSENT = "absent", "Pinned absent"
         REPIN_REQUESTED = "repin_requested", "Re-pin requested"
+
+    class Cause(models.TextChoices):
+        # A pin.
+        FIRST_PIN = "first_pin", "Pinned at its first turn"
+        ENGINE_RECOVERED = "engine_recovered", "Pinned once the engine answered again"
+        RETRIED = "retried", "Pinned at a later try after a refused block"
+        # A re-pin asked for (or, for forgotten, done at once).
+        FORGOTTEN = "forgotten", "A memory was forgotten"
+        MADE_PRIVATE = "made_private", "A memory was made private"
+        MEMBER_REFRESH = "member_refresh", "The member brought it up to date"
+        ADMIN_REPIN = "admin_repin", "An admin asked to re-pin"
+        # Absent by choice: for life.
+        MEMORY_DISABLED = "memory_disabled", "Absent: memory switched off"
+        TEMPORARY = "temporary", "Absent: a temporary chat"
+        ENGINE_UNCONFIGURED = "engine_unconfigured", "Absent: no engine configured"
+        # Absent because the engine could not be reached, or failed.
+        UNREACHABLE = "unreachable", "Absent: the engine could not be reached"
+        ENGINE_ERROR = "engine_error", "Absent: the engine answered with an error"
+        # Absent because the engine answered with something that could not be used.
+        BLOCK_TOO_LARGE = "block_too_large", "Absent: the block was too large"
+        ANSWER_TOO_LARGE = "answer_too_large", "Absent: the engine's answer was too large"
+        UNUSABLE_ANSWER = "unusable_answer", "Absent: the engine's answer could not be used"
+        GONE = "gone", "Absent: the engine said the block is gone"
+        STALE_BLOCK = "stale_block", "Absent: the block held a forgotten memory"
+        REVISION_CONFLICT = "revision_conflict", "Absent: the engine reused a revision"
 
     conversation = models.ForeignKey(
         Conversation, on_delete=models.CASCADE, related_name="pin_records"
@@ -113,6 +142,17 @@ class PinRecord(models.Model):
         max_length=300,
         blank=True,
         help_text="Why the pin is absent, or why a re-pin was asked for.",
+    )
+    cause = models.CharField(
+        max_length=20,
+        choices=Cause.choices,
+        blank=True,
+        help_text="The kind of reason, to filter by.",
+    )
+    tried_again_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="For an absent pin: when a later turn last asked the engine again, in vain.",
     )
     engine_latency_ms = models.PositiveIntegerField(null=True, blank=True)
     requested_by = models.ForeignKey(

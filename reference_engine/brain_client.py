@@ -109,9 +109,21 @@ class BrainClient:
     ) -> Judgement:
         """Ask the door to ``assemble`` for ``soul``; a repeated ``webhook_id`` with the same
         body gets the door's stored answer and runs no vessel again."""
+        return self.judge("assemble", soul, data, webhook_id=webhook_id)
+
+    def curate(
+        self, soul: str, data: dict[str, Any], *, webhook_id: str | None = None
+    ) -> Judgement:
+        """Ask the door to ``curate`` ``data["items"]`` for ``soul``: which to keep."""
+        return self.judge("curate", soul, data, webhook_id=webhook_id)
+
+    def judge(
+        self, role: str, soul: str, data: dict[str, Any], *, webhook_id: str | None = None
+    ) -> Judgement:
+        """One signed call of ``role``; :class:`DoorFailed` saying why when it gave nothing."""
         if not self.configured:
             raise DoorFailed(self.problem)
-        body = json.dumps({"role": "assemble", "soul": soul, "input": data}, sort_keys=True)
+        body = json.dumps({"role": role, "soul": soul, "input": data}, sort_keys=True)
         webhook_id = webhook_id or f"msg_{uuid.uuid4().hex}"
         try:
             reply = requests.post(
@@ -125,11 +137,11 @@ class BrainClient:
             raise DoorFailed(f"the brain door did not answer within {self.timeout:g} s") from exc
         except requests.RequestException as exc:
             raise DoorFailed(f"the brain door could not be reached ({type(exc).__name__})") from exc
-        return judgement_of(reply)
+        return judgement_of(reply, role)
 
 
-def judgement_of(reply: requests.Response) -> Judgement:
-    """The door's answer as a :class:`Judgement`, else :class:`DoorFailed` saying why."""
+def judgement_of(reply: requests.Response, role: str = "assemble") -> Judgement:
+    """The door's answer to ``role`` as a :class:`Judgement`, else :class:`DoorFailed`."""
     try:
         body = reply.json()
     except ValueError:
@@ -144,14 +156,31 @@ def judgement_of(reply: requests.Response) -> Judgement:
             f"the brain door answered {reply.status_code}{said}".rstrip(), transient=transient
         )
     output = body.get("output") if isinstance(body, dict) else None
-    if not isinstance(output, dict) or not isinstance(output.get("block"), str):
-        raise DoorFailed("the brain door's answer was not an assembled block")
-    used = output.get("used")
-    if not isinstance(used, list) or not all(isinstance(i, str) for i in used):
-        raise DoorFailed("the brain door's answer did not list the facts it used")
+    problem = output_problem(output, role)
+    if problem:
+        raise DoorFailed(problem)
+    assert isinstance(body, dict)
+    assert isinstance(output, dict)
     return Judgement(
         output=output,
         vessel=str(body.get("vessel", "")),
         synthetic=bool(body.get("synthetic", False)),
         request_id=str(body.get("request_id", "")),
     )
+
+
+def id_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(i, str) for i in value)
+
+
+def output_problem(output: Any, role: str) -> str:
+    """Why the door's ``output`` is not what ``role`` answers ('' when it is)."""
+    if role == "curate":
+        if not isinstance(output, dict) or not id_list(output.get("keep")):
+            return "the brain door's answer did not list the memories to keep"
+        return ""
+    if not isinstance(output, dict) or not isinstance(output.get("block"), str):
+        return "the brain door's answer was not an assembled block"
+    if not id_list(output.get("used")):
+        return "the brain door's answer did not list the facts it used"
+    return ""

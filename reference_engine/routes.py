@@ -76,12 +76,26 @@ def member_id(value: Any) -> str:
     return value
 
 
+def for_version(call: Call, answer: dict[str, Any]) -> dict[str, Any]:
+    """``answer`` as the caller's contract version has it: version 2 never had ``left_out`` on
+    a block nor ``keep`` on an item."""
+    if call.v3:
+        return answer
+    shown = without(answer, "left_out")
+    if isinstance(shown.get("item"), dict):
+        shown["item"] = without(shown["item"], "keep")
+    if isinstance(shown.get("items"), list):
+        shown["items"] = [without(i, "keep") if isinstance(i, dict) else i for i in shown["items"]]
+    return shown
+
+
 def route_head(call: Call, soul: str) -> Answer:
-    return 200, call.state.block(soul, viewer=call.query_viewer()), {}
+    return 200, for_version(call, call.state.block(soul, viewer=call.query_viewer())), {}
 
 
 def route_block(call: Call, soul: str, revision: str) -> Answer:
-    return 200, call.state.block(soul, revision, viewer=call.query_viewer()), {}
+    found = call.state.block(soul, revision, viewer=call.query_viewer())
+    return 200, for_version(call, found), {}
 
 
 def route_event(call: Call) -> Answer:
@@ -103,7 +117,7 @@ def route_recall(call: Call) -> Answer:
     if limit < 1:
         raise Refused(400, "invalid_request", "limit must be at least 1")
     found = call.state.recall(body["soul"], str(body["query"]), limit, viewer=call.body_viewer())
-    return 200, found, {}
+    return 200, for_version(call, found), {}
 
 
 def route_ask(call: Call) -> Answer:
@@ -158,7 +172,7 @@ def route_items(call: Call, soul: str) -> Answer:
         limit=int(limit),
         cursor=call.param("cursor"),
     )
-    return 200, listing, {}
+    return 200, for_version(call, listing), {}
 
 
 def route_members(call: Call, soul: str) -> Answer:
@@ -171,12 +185,19 @@ def route_forget(call: Call, soul: str, item_id: str) -> Answer:
     return 200, call.state.forget(soul, item_id, viewer=viewer, again_ok=call.v3), {}
 
 
-def route_rescope(call: Call, soul: str, item_id: str) -> Answer:
-    scope = call.body.get("scope")
-    if scope not in SCOPES:
+def route_change_item(call: Call, soul: str, item_id: str) -> Answer:
+    """Change an item's ``scope``, its ``keep`` mark (version 3), or both; at least one."""
+    body = call.body
+    keep_given = call.v3 and "keep" in body
+    scope = body.get("scope")
+    if ("scope" in body or not keep_given) and scope not in SCOPES:
         raise Refused(400, "invalid_scope", f"scope must be one of {list(SCOPES)}")
+    keep = body.get("keep") if keep_given else None
+    if keep_given and not isinstance(keep, bool):
+        raise Refused(400, "invalid_keep", "keep must be true or false")
     viewer = call.body_viewer()
-    return 200, call.state.rescope(soul, item_id, viewer=viewer, scope=scope), {}
+    changed = call.state.change_item(soul, item_id, viewer=viewer, scope=scope, keep=keep)
+    return 200, for_version(call, changed), {}
 
 
 def route_forget_member(call: Call, soul: str, member: str) -> Answer:
@@ -198,7 +219,7 @@ ROUTES: list[tuple[str, re.Pattern[str], Callable[..., Answer]]] = [
     ("GET", re.compile(r"^/v1/souls/([^/]+)/members$"), route_members),
     ("GET", re.compile(r"^/v1/souls/([^/]+)/items/([^/]+)$"), route_item),
     ("DELETE", re.compile(r"^/v1/souls/([^/]+)/items/([^/]+)$"), route_forget),
-    ("PATCH", re.compile(r"^/v1/souls/([^/]+)/items/([^/]+)$"), route_rescope),
+    ("PATCH", re.compile(r"^/v1/souls/([^/]+)/items/([^/]+)$"), route_change_item),
     ("POST", re.compile(r"^/v1/souls/([^/]+)/members/([^/]+)/forget$"), route_forget_member),
 ]
 

@@ -16,6 +16,7 @@ from typing import Any
 from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer
 
 from reference_engine.app import EngineApp
+from reference_engine.block_budget import DEFAULT_BLOCK_CHARS
 from reference_engine.brain_client import BrainClient
 from reference_engine.faults import MODES
 from reference_engine.state import EngineState
@@ -70,7 +71,8 @@ class ReferenceEngine:
 
     ``database`` is an engine database URL or file; with none, a fresh SQLite file in a
     temporary folder is used and removed at :meth:`stop`. ``control`` opens ``/_control/``.
-    ``brain`` is the brain door asks and briefs are thought through (none: not configured).
+    ``brain`` is the brain door asks and briefs are thought through (none: not configured);
+    ``block_chars`` the budget of every block.
     """
 
     def __init__(
@@ -83,10 +85,13 @@ class ReferenceEngine:
         database: str | None = None,
         control: bool = False,
         brain: BrainClient | None = None,
+        block_chars: int = DEFAULT_BLOCK_CHARS,
     ) -> None:
         self.scratch = None if database else Path(tempfile.mkdtemp(prefix="engine-"))
         self.database = Database(database or str(self.scratch / "engine.sqlite3"))
-        self.state = EngineState(self.database, answer_delay=answer_delay, brain=brain)
+        self.state = EngineState(
+            self.database, answer_delay=answer_delay, brain=brain, block_chars=block_chars
+        )
         # The tests read what this engine received (:attr:`received`), door or no door.
         self.app = EngineApp(self.state, token=token, control=control, log_requests=True)
         self.server = EngineServer((host, port), EngineRequestHandler)

@@ -13,6 +13,7 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 
 from reference_engine.app import EngineApp
+from reference_engine.block_budget import DEFAULT_BLOCK_CHARS
 from reference_engine.brain_client import BrainClient
 from reference_engine.state import EngineState
 from reference_engine.storage.database import DEFAULT_FILE, ENV_NAME, Database
@@ -25,10 +26,16 @@ def database_url(given: str | None, *, beside: Path) -> str:
 
 
 def open_state(
-    url: str, *, answer_delay: float = 1.0, brain: BrainClient | None = None
+    url: str,
+    *,
+    answer_delay: float = 1.0,
+    brain: BrainClient | None = None,
+    block_chars: int = DEFAULT_BLOCK_CHARS,
 ) -> EngineState:
     """The engine's state on the database at ``url`` (its tables created when missing)."""
-    return EngineState(Database(url), answer_delay=answer_delay, brain=brain)
+    return EngineState(
+        Database(url), answer_delay=answer_delay, brain=brain, block_chars=block_chars
+    )
 
 
 class EngineService(BaseApplication):  # type: ignore[misc] - gunicorn ships no types
@@ -43,9 +50,10 @@ class EngineService(BaseApplication):  # type: ignore[misc] - gunicorn ships no 
         answer_delay: float,
         brain: BrainClient,
         options: dict[str, Any],
+        block_chars: int = DEFAULT_BLOCK_CHARS,
     ) -> None:
         self.url, self.token, self.control, self.options = url, token, control, options
-        self.answer_delay, self.brain = answer_delay, brain
+        self.answer_delay, self.brain, self.block_chars = answer_delay, brain, block_chars
         super().__init__()
 
     def load_config(self) -> None:
@@ -53,7 +61,12 @@ class EngineService(BaseApplication):  # type: ignore[misc] - gunicorn ships no 
             self.cfg.set(name, value)
 
     def load(self) -> EngineApp:
-        state = open_state(self.url, answer_delay=self.answer_delay, brain=self.brain)
+        state = open_state(
+            self.url,
+            answer_delay=self.answer_delay,
+            brain=self.brain,
+            block_chars=self.block_chars,
+        )
         state.thinker.start()  # in the worker, after the fork: asks are answered off requests
         return EngineApp(state, token=self.token, control=self.control)
 
@@ -69,9 +82,11 @@ def serve(
     workers: int = 1,
     answer_delay: float = 1.0,
     brain: BrainClient | None = None,
+    block_chars: int = DEFAULT_BLOCK_CHARS,
 ) -> None:
-    """Serve the engine until stopped (SIGTERM or Ctrl-C); asks and briefs are thought through
-    ``brain`` (none: they say the door is not configured)."""
+    """Serve the engine until stopped (SIGTERM or Ctrl-C); asks, briefs and curation are thought
+    through ``brain`` (none: they say the door is not configured); every block is rendered within
+    ``block_chars`` (:mod:`.block_budget`)."""
     options = {
         "bind": f"{host}:{port}",
         "workers": workers,
@@ -92,4 +107,5 @@ def serve(
         answer_delay=answer_delay,
         brain=brain or BrainClient("", ""),
         options=options,
+        block_chars=block_chars,
     ).run()

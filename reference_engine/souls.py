@@ -30,6 +30,7 @@ STOP_WORDS = {
     "me",
 }
 NOTHING_YET = "Nothing is remembered yet."
+HEADER = "What I remember:"
 
 
 def now_iso() -> str:
@@ -64,7 +65,7 @@ class NoOwner(ValueError):
 
 @dataclass
 class Memory:
-    """One memory item; only ``scope`` ever changes."""
+    """One memory item; only ``scope`` and ``keep`` (*keep in every chat*) ever change."""
 
     id: str
     text: str
@@ -73,6 +74,7 @@ class Memory:
     said_by: dict[str, str] | None
     source: dict[str, str | None]
     seq: int
+    keep: bool = False
 
     @property
     def owner(self) -> str | None:
@@ -82,7 +84,7 @@ class Memory:
         return is_visible(scope=self.scope, owner=self.owner, viewer=viewer)
 
     def item(self) -> dict[str, Any]:
-        """The contract's item shape: id, text, at, scope, said_by and source."""
+        """The contract's item shape: id, text, at, scope, said_by, source and (version 3) keep."""
         return {
             "id": self.id,
             "text": self.text,
@@ -90,6 +92,7 @@ class Memory:
             "scope": self.scope,
             "said_by": dict(self.said_by) if self.said_by else None,
             "source": dict(self.source),
+            "keep": self.keep,
         }
 
 
@@ -98,4 +101,4 @@ def render_block(held: list[tuple[str, str]]) -> str:
     if not held:
         return NOTHING_YET
     lines = [f"- (private) {text}" if scope == "private" else f"- {text}" for text, scope in held]
-    return "What I remember:\n" + "\n".join(lines)
+    return HEADER + "\n" + "\n".join(lines)

@@ -14,6 +14,8 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from reference_engine.block_budget import DEFAULT_BLOCK_CHARS, HEADING_ROOM, bundle_heading
+from reference_engine.blocks import block_answer
 from reference_engine.brain_client import BrainClient
 from reference_engine.events import remembered_by_event
 from reference_engine.souls import STOP_WORDS, Memory, UnknownItem, now_iso, words_of
@@ -22,13 +24,8 @@ from reference_engine.storage import memories as rows
 from reference_engine.storage.database import Database
 from reference_engine.storage.ingest import record_turn
 from reference_engine.storage.ranking import most_recent, ranked_matches
-from reference_engine.storage.revisions import (
-    block_at,
-    head_number,
-    revision_name,
-    revision_number,
-)
-from reference_engine.storage.schema import create_tables
+from reference_engine.storage.revisions import head_number, revision_name, revision_number
+from reference_engine.storage.schema import migrate
 from reference_engine.thinking import Thinker
 
 __all__ = ["EngineState", "now_iso"]
@@ -43,17 +40,25 @@ class EngineState:
     """One engine's memory in ``database``, safe to share between threads and processes.
 
     ``clock`` (wall-clock seconds, so it means the same after a restart) says when asks are
-    ready; a test may replace it to make time pass. ``brain`` is the brain door asks and briefs
-    are thought through (:mod:`.thinking`); with none configured they say so.
+    ready; a test may replace it to make time pass. ``brain`` is the brain door asks, briefs and
+    curation are thought through (:mod:`.thinking`); with none configured they say so.
+    ``block_chars`` is the budget every block, brief and bundle is rendered within
+    (:mod:`.block_budget`).
     """
 
     def __init__(
-        self, database: Database, *, answer_delay: float = 1.0, brain: BrainClient | None = None
+        self,
+        database: Database,
+        *,
+        answer_delay: float = 1.0,
+        brain: BrainClient | None = None,
+        block_chars: int = DEFAULT_BLOCK_CHARS,
     ) -> None:
         self.database = database
         self.clock: Callable[[], float] = time.time
         self.answer_delay = answer_delay
-        create_tables(database)
+        self.block_chars = block_chars
+        migrate(database)
         self.thinker = Thinker(self, brain or BrainClient("", ""))
 
     def clear(self) -> None:
@@ -105,15 +110,14 @@ class EngineState:
     def block(
         self, soul: str, revision: str | None = None, *, viewer: str | None = None
     ) -> dict[str, Any]:
-        """The block answer of ``revision`` (the head when None) for ``viewer``.
+        """The block answer of ``revision`` (the head when None) for ``viewer``, within the
+        budget (an unattended run's leaves room for a bundle's heading), with ``left_out``.
 
         Raises :class:`~.souls.UnknownRevision` or :class:`~.souls.RevisionGone`.
         """
-        with self.database.read() as cursor:
-            number = head_number(cursor, soul) if revision is None else revision_number(revision)
-            ids, text = block_at(cursor, soul, number, viewer)
-        name = revision_name(number)
-        return {"soul": soul, "revision": name, "viewer": viewer, "block": text, "items": ids}
+        number = None if revision is None else revision_number(revision)
+        budget = self.block_chars - (HEADING_ROOM if viewer is None else 0)
+        return block_answer(self.database, soul, number, viewer, budget=budget)
 
     def recall(
         self, soul: str, query: str, limit: int, *, viewer: str | None = None
@@ -197,11 +201,24 @@ class EngineState:
             head = revision_name(head_number(cursor, soul))
         return {"forgotten": item_id, "revision": head}
 
-    def rescope(self, soul: str, item_id: str, *, viewer: str | None, scope: str) -> dict[str, Any]:
-        """Change the scope of one item ``viewer`` may see; private means private to its sayer."""
+    def change_item(
+        self,
+        soul: str,
+        item_id: str,
+        *,
+        viewer: str | None,
+        scope: str | None = None,
+        keep: bool | None = None,
+    ) -> dict[str, Any]:
+        """Change the scope (None: as it is) and the *keep in every chat* mark (None: as it is)
+        of one item ``viewer`` may see, in one transaction; each change moves the head, and
+        asking for what the item has changes nothing."""
         with self.database.write() as cursor:
             memory = rows.find_memory(cursor, soul, item_id, viewer=viewer)
-            rows.rescope_memory(cursor, soul, memory, scope)
+            if scope is not None:
+                rows.rescope_memory(cursor, soul, memory, scope)
+            if keep is not None:
+                rows.mark_kept(cursor, soul, memory, keep)
             head = revision_name(head_number(cursor, soul))
         return {"item": memory.item(), "revision": head}
 
@@ -289,8 +306,7 @@ class EngineState:
         Raises :class:`~.souls.UnknownRevision` or :class:`~.souls.RevisionGone`.
         """
         found = self.block(soul, revision)
-        bundle = f"Job {job.get('name', '')} ({job.get('id', '')}) at {found['revision']}.\n"
-        bundle += found["block"]
+        bundle = bundle_heading(job, found["revision"]) + found["block"]
         digest = hashlib.sha256(bundle.encode("utf-8")).hexdigest()
         return {
             "bundle": bundle,

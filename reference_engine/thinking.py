@@ -1,4 +1,5 @@
-"""The engine's judgement, borrowed through the brain door: answers to asks, and wake briefs.
+"""The engine's judgement, borrowed through the brain door: answers to asks, wake briefs, and the
+curation of blocks (:mod:`.curation`, run by the same background worker).
 
 An ask is answered from the memories its viewer may see (a ranked recall of its question), which
 the door's ``assemble`` role turns into the answer. The answer is written once into the ask's row
@@ -22,7 +23,9 @@ import uuid
 from typing import Any
 
 from reference_engine.brain_client import BrainClient, DoorFailed
-from reference_engine.souls import now_iso, render_block
+from reference_engine.curation import Curator
+from reference_engine.selection import Candidate, choose, render
+from reference_engine.souls import now_iso
 from reference_engine.storage import asks as ask_rows
 from reference_engine.storage.ranking import most_recent
 from reference_engine.storage.revisions import head_number, revision_name
@@ -73,6 +76,7 @@ class Thinker:
         self.thread: threading.Thread | None = None
         self.first_try: dict[str, float] = {}
         self.next_try: dict[str, float] = {}
+        self.curator = Curator(state, brain)
 
     @property
     def background(self) -> bool:
@@ -135,8 +139,6 @@ class Thinker:
     # -- the worker -----------------------------------------------------------------------------
     def start(self) -> "Thinker":
         if self.background and self.thread is None:
-            with self.state.database.write() as cursor:
-                ask_rows.create_due_index(cursor)
             self.thread = threading.Thread(target=self.run, name="engine-thinker", daemon=True)
             self.thread.start()
         return self
@@ -151,6 +153,10 @@ class Thinker:
                 self.answer_due()
             except Exception:  # a database hiccup must not end the worker: log, try again
                 logger.exception("The engine could not answer its due asks; trying again")
+            try:
+                self.curator.curate_due()
+            except Exception:  # the last choice keeps serving; the next round tries again
+                logger.exception("The engine could not curate its blocks; trying again")
             self.nudge.wait(POLL_SECONDS)
             self.nudge.clear()
 
@@ -167,12 +173,12 @@ class Thinker:
         with self.state.database.read() as cursor:
             recent = most_recent(cursor, soul, viewer=None, limit=BRIEF_FACTS)
             revision = revision_name(head_number(cursor, soul))
-        recent.reverse()  # oldest first, as a block reads
-        ids = [memory.id for memory in recent]
+        ids = [memory.id for memory in reversed(recent)]  # oldest first, as a block reads
         reason = self.brain.problem or "the household keeps no memories yet"
+        budget = min(BRIEF_BUDGET, self.state.block_chars)
         if recent and self.brain.configured:
-            facts = [{"id": memory.id, "text": memory.text} for memory in recent]
-            data = {"purpose": BRIEF_PURPOSE, "facts": facts, "budget_chars": BRIEF_BUDGET}
+            facts = [{"id": memory.id, "text": memory.text} for memory in reversed(recent)]
+            data = {"purpose": BRIEF_PURPOSE, "facts": facts, "budget_chars": budget}
             try:
                 block = self.brain.assemble(soul, data).output["block"].strip()
                 reason = "the vessel put nothing together from them"
@@ -180,12 +186,24 @@ class Thinker:
                 block, reason = "", failed.reason
             if block:
                 return brief_answer(block, revision, ids, fallback=None)
-        held = [(memory.text, memory.scope) for memory in recent]
-        text = (
+        heading = (
             f"Recent household memories for this wake (a fallback: they were not curated, "
-            f"because {reason}).\n{render_block(held)}"
+            f"because {reason}).\n"
         )
-        return brief_answer(text, revision, ids, fallback={"reason": reason})
+        # The newest that fit the budget, whole lines only, each set of words once.
+        candidates = [Candidate(seq=m.seq, text=m.text, private=False) for m in recent]
+        held = choose(
+            newest=None,
+            kept=[],
+            private=[],
+            household=candidates,
+            budget=self.state.block_chars - len(heading),
+        )
+        by_seq = {memory.seq: memory.id for memory in recent}
+        text = heading + render(held, 0)
+        return brief_answer(
+            text, revision, [by_seq[c.seq] for c in held], fallback={"reason": reason}
+        )
 
 
 def brief_answer(

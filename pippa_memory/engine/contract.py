@@ -39,14 +39,24 @@ ITEM: dict[str, Any] = all_required(
         "source": all_required(
             {"conversation": TEXT_OR_NULL, "message": TEXT_OR_NULL, "tool_use": TEXT_OR_NULL}
         ),
+        "keep": {"type": "boolean"},
     }
 )
-"""One memory item, wherever it appears: who said it (null: an unattended run) and where."""
+"""One memory item, wherever it appears: who said it (null: an unattended run), where, and
+whether a member marked it *keep in every chat*."""
 
 BLOCK: dict[str, Any] = all_required(
-    {"soul": TEXT, "revision": REVISION, "viewer": TEXT_OR_NULL, "block": TEXT, "items": IDS}
+    {
+        "soul": TEXT,
+        "revision": REVISION,
+        "viewer": TEXT_OR_NULL,
+        "block": TEXT,
+        "items": IDS,
+        "left_out": COUNT,
+    }
 )
-"""A rendered block of one revision for one viewer, with the ids of the items it holds."""
+"""A rendered block of one revision for one viewer, with the ids of the items it holds and how
+many memories visible to that viewer at that revision it leaves out."""
 
 RECALL: dict[str, Any] = all_required(
     {
@@ -80,6 +90,7 @@ ITEM_FOUND: dict[str, Any] = all_required({"item": ITEM, "revision": REVISION})
 FORGOTTEN: dict[str, Any] = all_required({"forgotten": TEXT, "revision": REVISION})
 
 RESCOPED: dict[str, Any] = all_required({"item": ITEM, "revision": REVISION})
+"""A changed item (its scope, its *keep in every chat* mark) and the head revision it moved to."""
 
 FORGOTTEN_MEMBER: dict[str, Any] = all_required(
     {"forgotten": COUNT, "ids": IDS, "revision": REVISION}

@@ -1,5 +1,6 @@
-"""The memory page as JSON: ``/api/memory/items/`` (list and search), ``.../items/<id>/`` (DELETE
-forgets, PATCH changes the scope) and, for a memory manager, ``.../members/<member>/forget/``.
+"""The memory page as JSON: ``/api/memory/items/`` (list and search, with what a new chat of the
+member's carries), ``.../items/<id>/`` (DELETE forgets, PATCH changes the scope or the *keep in
+every chat* mark) and, for a memory manager, ``.../members/<member>/forget/``.
 
 Session-authenticated with CSRF like the rest of the API, errors in its one shape. Each view is
 one call into :mod:`pippa_memory.items.services`; its refusals keep their code and status (``not_found``
@@ -43,8 +44,21 @@ class ItemQuerySerializer(SoulQuerySerializer):
     cursor = serializers.CharField(max_length=QUERY_LENGTH, required=False, allow_blank=True)
 
 
-class ScopeSerializer(serializers.Serializer):
-    scope = serializers.ChoiceField(choices=Scope.values)
+class ItemChangeSerializer(serializers.Serializer):
+    """A change to one item: its scope, or its *keep in every chat* mark. One at a time: a scope
+    change has its own privacy steps and outcomes, and one request is one change, done or not."""
+
+    scope = serializers.ChoiceField(choices=Scope.values, required=False)
+    keep = serializers.BooleanField(
+        required=False, help_text="Mark (true) or unmark (false) it keep in every chat."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if len(attrs) != 1:
+            raise serializers.ValidationError(
+                "Give either scope or keep (change one, then the other, in two requests)."
+            )
+        return attrs
 
 
 class SaidBySerializer(serializers.Serializer):
@@ -70,6 +84,9 @@ class ItemSerializer(serializers.Serializer):
     yours = serializers.BooleanField()
     may_forget = serializers.BooleanField()
     may_change_scope = serializers.BooleanField()
+    keep = serializers.BooleanField(help_text="Marked keep in every chat.")
+    may_keep = serializers.BooleanField(help_text="The viewer may mark or unmark it.")
+    in_new_chats = serializers.BooleanField(help_text="A chat the viewer began now would carry it.")
     turn_url = serializers.CharField(allow_null=True, help_text="Only for the viewer's own chats.")
 
 
@@ -79,9 +96,19 @@ class MemberCountSerializer(serializers.Serializer):
     private_items = serializers.IntegerField()
 
 
+class NewChatsSerializer(serializers.Serializer):
+    carries = serializers.IntegerField(help_text="Memories a chat begun now would carry.")
+    memories = serializers.IntegerField(
+        allow_null=True, help_text="Memories the member may see in all; null when not known."
+    )
+
+
 class ListingSerializer(serializers.Serializer):
     soul = serializers.CharField()
     revision = serializers.CharField()
+    new_chats = NewChatsSerializer(
+        allow_null=True, help_text="Null when the engine's head could not be read."
+    )
     items = ItemSerializer(many=True)
     next = serializers.CharField(
         allow_null=True, help_text="Pass as ``cursor`` for older services."
@@ -137,15 +164,33 @@ def refusal_response(refusal: services.MemoryRefusal) -> Response:
     )
 
 
-def item_json(request: Request, item: services.MemoryItem, turn_url: str | None) -> dict[str, Any]:
+def item_json(
+    request: Request,
+    item: services.MemoryItem,
+    turn_url: str | None,
+    new_chats: services.NewChatMemory | None = None,
+) -> dict[str, Any]:
+    """``item`` with what the viewer may do, and whether a chat of theirs begun now carries it
+    (``new_chats``: the head as they see it; not known, it is false)."""
     user = request.user
     return {
         **item.as_engine_shape(),
         "yours": services.said_it(user, item),
         "may_forget": services.may_forget(user, item),
         "may_change_scope": services.may_change_scope(user, item),
+        "may_keep": services.may_keep(user, item),
+        "in_new_chats": new_chats is not None and item.id in new_chats.carries,
         "turn_url": turn_url,
     }
+
+
+def new_chat_memory(*, soul: Soul, user: Any) -> services.NewChatMemory | None:
+    """What a new chat of ``user``'s carries, or ``None`` when the head cannot be read (the
+    listing stands on its own)."""
+    try:
+        return services.fetch_new_chat_memory(soul=soul, user=user)
+    except services.MemoryRefusal:
+        return None
 
 
 def change_response(changed: changes.Changed, **fields: Any) -> Response:
@@ -197,11 +242,16 @@ class ItemListView(APIView):
         except services.MemoryRefusal as refusal:
             return refusal_response(refusal)
         urls = own_turn_urls(user=user, items=listing.items)
+        carried = new_chat_memory(soul=soul, user=user)
+        new_chats = None
+        if carried is not None:
+            new_chats = {"carries": len(carried.carries), "memories": carried.memories}
         return Response(
             {
                 "soul": soul.slug,
                 "revision": listing.revision,
-                "items": [item_json(request, i, urls.get(i.id)) for i in listing.items],
+                "new_chats": new_chats,
+                "items": [item_json(request, i, urls.get(i.id), carried) for i in listing.items],
                 "next": listing.next,
                 "members": None if members is None else [vars(m) for m in members],
             }
@@ -219,9 +269,10 @@ def change_schema(answer: Any, *codes: int, request: Any = None) -> Any:
 
 
 class ItemView(APIView):
-    """``DELETE``: forget the item. ``PATCH`` ``{"scope"}``: make it private or household."""
+    """``DELETE``: forget the item. ``PATCH`` ``{"scope"}``: make it private or household;
+    ``{"keep"}``: mark it keep in every chat, or unmark it (one of the two per request)."""
 
-    serializer_class = ScopeSerializer
+    serializer_class = ItemChangeSerializer
 
     @change_schema(ForgottenSerializer, 400, 403, 404, 503)
     def delete(self, request: Request, item_id: str) -> Response:
@@ -232,16 +283,21 @@ class ItemView(APIView):
             return refusal_response(refusal)
         return change_response(changed, forgotten=item_id)
 
-    @change_schema(RescopedSerializer, 400, 403, 404, 409, 503, request=ScopeSerializer)
+    @change_schema(RescopedSerializer, 400, 403, 404, 409, 503, request=ItemChangeSerializer)
     def patch(self, request: Request, item_id: str) -> Response:
         soul = soul_of(request)
-        body = ScopeSerializer(data=request.data)
+        body = ItemChangeSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        scope = body.validated_data["scope"]
+        wanted, user = body.validated_data, request.user
         try:
-            changed = changes.change_scope(
-                soul=soul, user=request.user, item_id=item_id, scope=scope
-            )
+            if "keep" in wanted:
+                changed = changes.set_keep(
+                    soul=soul, user=user, item_id=item_id, keep=wanted["keep"]
+                )
+            else:
+                changed = changes.change_scope(
+                    soul=soul, user=user, item_id=item_id, scope=wanted["scope"]
+                )
         except services.MemoryRefusal as refusal:
             return refusal_response(refusal)
         item = changed.item

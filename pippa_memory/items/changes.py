@@ -1,4 +1,5 @@
-"""Changing a soul's memory: forget an item, change its scope, forget a member.
+"""Changing a soul's memory: forget an item, change its scope or its *keep in every chat* mark,
+forget a member.
 
 Each change that takes something out of someone's view first commits a tombstone per item
 (:mod:`pippa_memory.pins.tombstones`), then asks the engine, within the management budget
@@ -218,6 +219,37 @@ def change_scope(*, soul: Soul, user: AbstractBaseUser, item_id: str, scope: str
         reason=answer.reason,
         purged=purged,
     )
+
+
+def set_keep(*, soul: Soul, user: AbstractBaseUser, item_id: str, keep: bool) -> Changed:
+    """Mark an item ``user`` said *keep in every chat* (``keep``), or unmark it: the engine
+    moves the head, so chats begun from now on carry it first (or no longer must). No pinned
+    block changes and nothing is re-pinned: a mark takes nothing out of anyone's view. An
+    outcome the engine did not confirm is reported as not done (a 503), and may be asked again.
+    Raises :class:`MemoryRefusal` (``not_found``, ``not_yours``, ``memory_unavailable``)."""
+    item = services.fetch_item(soul=soul, viewer=member_id(user), item_id=item_id)
+    if not services.may_keep(user, item):
+        raise services.not_yours("mark")
+    body = {"viewer": member_id(user), "keep": keep}
+    path = services.soul_path(soul, "items", item.id)
+    answer = ask_for_change("PATCH", path, schema=contract.RESCOPED, body=body, tombstone_ids=[])
+    if not answer.confirmed:
+        raise MemoryRefusal(
+            code="memory_unavailable",
+            message=f"The memory engine did not confirm the change ({answer.reason}); try again.",
+            status=503,
+            reason=answer.reason,
+        )
+    changed = MemoryItem.from_engine(answer.data["item"])
+    if changed.id != item.id or changed.keep is not keep:
+        # An engine that does not keep the mark (one from before contract version 3's keep).
+        raise MemoryRefusal(
+            code="memory_unavailable",
+            message="The memory engine did not keep the mark: it may not know it yet.",
+            status=503,
+            reason="keep_not_kept",
+        )
+    return Changed(revision=answer.revision, count=1, repinned=forgetting.Repinned(), item=changed)
 
 
 def forget_member(*, soul: Soul, user: AbstractBaseUser, member: str) -> Changed:

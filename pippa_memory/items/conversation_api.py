@@ -39,7 +39,10 @@ class PinnedItemSerializer(serializers.Serializer):
 
 
 class ConversationMemorySerializer(serializers.Serializer):
-    state = serializers.ChoiceField(choices=["pinned", "absent", "waiting", "temporary"])
+    state = serializers.ChoiceField(
+        choices=["pinned", "absent", "too_large", "unusable", "waiting", "temporary"],
+        help_text="too_large, unusable: no memory, as the summary says (never 'out of reach').",
+    )
     summary = serializers.CharField(help_text="Where this chat's memory stands, in a sentence.")
     pinned_at = serializers.DateTimeField(allow_null=True)
     revision = serializers.CharField(allow_null=True)

@@ -40,9 +40,22 @@ class State:
     """Where a conversation's memory stands."""
 
     PINNED = "pinned"  # a block is pinned (it may hold nothing)
-    ABSENT = "absent"  # pinned with no memory (memory off, engine down at its first turn, …)
+    ABSENT = "absent"  # pinned with no memory (memory off, engine out of reach at its first turn)
+    TOO_LARGE = "too_large"  # no memory: the engine's block (or answer) was too large to bring in
+    UNUSABLE = "unusable"  # no memory: the engine answered with something that could not be used
     WAITING = "waiting"  # no pin yet: the next message takes the memory as it is then
     TEMPORARY = "temporary"  # a temporary chat: nothing is remembered
+
+
+#: The state of a chat pinned absent, by the cause on its record; any other cause is ``absent``.
+ABSENT_STATES = {
+    PinRecord.Cause.BLOCK_TOO_LARGE: State.TOO_LARGE,
+    PinRecord.Cause.ANSWER_TOO_LARGE: State.TOO_LARGE,
+    PinRecord.Cause.UNUSABLE_ANSWER: State.UNUSABLE,
+    PinRecord.Cause.GONE: State.UNUSABLE,
+    PinRecord.Cause.STALE_BLOCK: State.UNUSABLE,
+    PinRecord.Cause.REVISION_CONFLICT: State.UNUSABLE,
+}
 
 
 @dataclass(frozen=True)
@@ -71,16 +84,40 @@ def pinned_item_ids(conversation: Conversation) -> list[str]:
     return list(block or [])
 
 
-def _absent_summary(conversation: Conversation) -> str:
-    reason = (
+def absent_state(conversation: Conversation) -> tuple[str, str]:
+    """The state of a chat pinned absent, and the sentence that says why, from its latest absent
+    record: never that memory could not be reached when the engine answered."""
+    cause = (
         PinRecord.objects.filter(conversation=conversation, outcome=PinRecord.Outcome.ABSENT)
-        .values_list("reason", flat=True)
+        .values_list("cause", flat=True)
         .first()
     )
     soul = conversation.soul.name
-    if reason == "memory_disabled":
-        return f"Memory was switched off when this chat began, so {soul} brought none into it."
-    return (
+    state = ABSENT_STATES.get(cause, State.ABSENT)
+    if state == State.TOO_LARGE:
+        return state, (
+            f"This chat's memory was too large to bring in, so {soul} has none in it. She tries "
+            "again a little later; forgetting something, or bringing this chat up to date, "
+            "makes her try at your next message."
+        )
+    if state == State.UNUSABLE:
+        return state, (
+            f"{soul}'s memory sent something she could not use when this chat began, so she "
+            "brought none into it. She tries again at your next message."
+        )
+    if cause == PinRecord.Cause.MEMORY_DISABLED:
+        return (
+            state,
+            f"Memory was switched off when this chat began, so {soul} brought none into it.",
+        )
+    if cause == PinRecord.Cause.ENGINE_UNCONFIGURED:
+        return state, f"No memory was set up when this chat began, so {soul} brought none into it."
+    if cause == PinRecord.Cause.ENGINE_ERROR:
+        return state, (
+            f"{soul}'s memory was not working when this chat began, so she brought none into "
+            "it. She tries again at your next message."
+        )
+    return state, (
         f"{soul}'s memory could not be reached when this chat began, so she brought none into "
         "it. She tries again at your next message."
     )
@@ -138,9 +175,10 @@ def conversation_memory(
     holds = set(pinned_item_ids(conversation)) if conversation.pinned_head else set()
     items, newer = read_listing(conversation=conversation, user=user, holds=holds)
     if not conversation.pinned_head:
+        state, summary = absent_state(conversation)
         return ConversationMemory(
-            state=State.ABSENT,
-            summary=_absent_summary(conversation),
+            state=state,
+            summary=summary,
             pinned_at=conversation.pinned_at,
             newer=newer,
         )

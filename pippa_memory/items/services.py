@@ -74,6 +74,7 @@ class MemoryItem:
     conversation: str | None
     message: str | None
     tool_use: str | None
+    keep: bool = False
 
     @classmethod
     def from_engine(cls, data: dict[str, Any]) -> "MemoryItem":
@@ -89,6 +90,7 @@ class MemoryItem:
             conversation=source["conversation"],
             message=source["message"],
             tool_use=source["tool_use"],
+            keep=data.get("keep") is True,
         )
 
     def as_engine_shape(self) -> dict[str, Any]:
@@ -107,6 +109,7 @@ class MemoryItem:
                 "message": self.message,
                 "tool_use": self.tool_use,
             },
+            "keep": self.keep,
         }
 
 
@@ -124,6 +127,20 @@ class ItemsPage:
     items: list[MemoryItem]
     next: str | None
     revision: str
+
+
+@dataclass(frozen=True)
+class NewChatMemory:
+    """What a new chat of one member's would carry now: the ids of the memories its block holds,
+    and how many memories they may see it leaves out (``None`` when the engine does not say)."""
+
+    carries: frozenset[str]
+    left_out: int | None
+
+    @property
+    def memories(self) -> int | None:
+        """How many memories the member may see in all; ``None`` when not known."""
+        return None if self.left_out is None else len(self.carries) + self.left_out
 
 
 @dataclass(frozen=True)
@@ -153,6 +170,12 @@ def may_forget(user: AbstractBaseUser, item: MemoryItem) -> bool:
 def may_change_scope(user: AbstractBaseUser, item: MemoryItem) -> bool:
     """Only the member who said an item changes its scope."""
     return said_it(user, item)
+
+
+def may_keep(user: AbstractBaseUser, item: MemoryItem) -> bool:
+    """Marking an item *keep in every chat*, or unmarking it, follows the scope's rule: only the
+    member who said it."""
+    return may_change_scope(user, item)
 
 
 # -- the engine's answers -------------------------------------------------------------------------
@@ -248,6 +271,27 @@ def fetch_items_page(
     )
     items = [MemoryItem.from_engine(item) for item in visible if item["id"] not in gone]
     return ItemsPage(items=items, next=data["next"], revision=data["revision"])
+
+
+def fetch_new_chat_memory(*, soul: Soul, user: AbstractBaseUser) -> NewChatMemory:
+    """What a chat ``user`` began now would carry of ``soul``'s memory: the head as they see it
+    (its block's item ids, and the ``left_out`` count), one call. A head for another soul or
+    viewer is refused as unavailable; an id tombstoned here for them is not counted as carried
+    (such a head is not pinned: :mod:`pippa_memory.pins.head`)."""
+    viewer = member_id(user)
+    data = ask_engine(
+        "GET", f"{soul_path(soul, 'head')}?{urlencode({'viewer': viewer})}", schema=contract.BLOCK
+    )
+    if data["soul"] != soul.slug or data["viewer"] != viewer:
+        raise MemoryRefusal(
+            code="memory_unavailable",
+            message="Memory is unavailable: the engine answered for another soul or member.",
+            status=503,
+            reason="wrong_viewer",
+        )
+    held = set(data["items"])
+    held -= tombstoned_items(soul_id=soul.pk, viewer=viewer, items=held)
+    return NewChatMemory(carries=frozenset(held), left_out=data.get("left_out"))
 
 
 def fetch_member_counts(*, soul: Soul, user: AbstractBaseUser) -> list[MemberCount]:

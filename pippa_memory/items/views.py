@@ -1,8 +1,9 @@
 """ "What Pippa remembers": the memory page every member has, per soul. Thin: each view is one call
 into :mod:`pippa_memory.items.services` and a template.
 
-A member sees household items and their own private items, forgets and re-scopes what they said,
-and sets the scope a ``remember`` gets when the model names none. An account holding
+A member sees household items and their own private items, how many of them a chat they begin now
+carries (each carried one marked), forgets, re-scopes and marks *keep in every chat* what they
+said, and sets the scope a ``remember`` gets when the model names none. An account holding
 ``pippa_memory.manage_memory`` also sees each member's count of private items (never the text),
 may forget any household item, and may forget everything one member said. With the engine down
 or memory off the page says memory is unavailable and why. A forget or make-private the engine
@@ -86,9 +87,13 @@ def refusal_words(request: HttpRequest, refusal: services.MemoryRefusal, soul: S
 
 
 def item_rows(
-    request: HttpRequest, listing: services.ItemsPage, soul: Soul
+    request: HttpRequest,
+    listing: services.ItemsPage,
+    soul: Soul,
+    new_chats: services.NewChatMemory | None = None,
 ) -> list[dict[str, object]]:
-    """Each item with what the viewer may do to it and the link to its turn, if theirs."""
+    """Each item with what the viewer may do to it, the link to its turn, if theirs, and whether
+    a chat of theirs begun now carries it."""
     user = request.user
     urls = own_turn_urls(user=user, items=listing.items)
     return [
@@ -98,10 +103,21 @@ def item_rows(
             "said": said_words(user, item, soul_name=soul.name),
             "may_forget": services.may_forget(user, item),
             "may_change_scope": services.may_change_scope(user, item),
+            "may_keep": services.may_keep(user, item),
+            "in_new_chats": new_chats is not None and item.id in new_chats.carries,
             "turn_url": urls.get(item.id),
         }
         for item in listing.items
     ]
+
+
+def new_chat_memory(request: HttpRequest, soul: Soul) -> services.NewChatMemory | None:
+    """What a chat the member began now carries; ``None`` when the engine's head cannot be read
+    (the page then leaves the counts and marks out rather than guess them)."""
+    try:
+        return services.fetch_new_chat_memory(soul=soul, user=request.user)
+    except services.MemoryRefusal:
+        return None
 
 
 @login_required
@@ -125,7 +141,9 @@ def memory_page(request: HttpRequest) -> HttpResponse:
     elif soul is not None:
         try:
             listing = services.fetch_items_page(soul=soul, user=request.user, q=q, cursor=cursor)
-            context.update(rows=item_rows(request, listing, soul), next=listing.next)
+            new_chats = new_chat_memory(request, soul)
+            rows = item_rows(request, listing, soul, new_chats)
+            context.update(rows=rows, next=listing.next, new_chats=new_chats)
             if context["may_manage"]:
                 context["members"] = services.fetch_member_counts(soul=soul, user=request.user)
         except services.MemoryRefusal as refusal:
@@ -199,6 +217,29 @@ def change_scope(request: HttpRequest, item_id: str) -> HttpResponse:
         return back_to_page(request, soul, refusal, nothing_done="The scope was not changed.")
     words = {"private": "only you see it", "household": "everyone in the household sees it"}
     say_changed(request, changed, f"The memory is now {scope}: {words[scope]}.")
+    return redirect(page_url(soul))
+
+
+@login_required
+@require_POST
+def keep_item(request: HttpRequest, item_id: str) -> HttpResponse:
+    """Mark a memory the member said *keep in every chat* (``keep=true``), or unmark it."""
+    soul = chosen_soul(request)
+    if soul is None:
+        raise Http404("No such soul.")
+    keep = {"true": True, "false": False}.get(request.POST.get("keep", ""))
+    if keep is None:
+        messages.error(request, "Nothing was changed: choose to keep it in every chat or not.")
+        return redirect(page_url(soul))
+    try:
+        changes.set_keep(soul=soul, user=request.user, item_id=item_id, keep=keep)
+    except services.MemoryRefusal as refusal:
+        return back_to_page(request, soul, refusal, nothing_done="Nothing was changed.")
+    if keep:
+        words = f"Kept in every chat: each chat you begin from now on carries it to {soul.name}."
+    else:
+        words = "No longer kept in every chat: new chats carry it only while there is room."
+    messages.success(request, words)
     return redirect(page_url(soul))
 
 

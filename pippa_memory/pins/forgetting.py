@@ -7,7 +7,9 @@ of (soul, revision, the conversation's viewer), which lists the ids of the items
 block holding a forgotten id, the chats pinned to it get :func:`~pippa_memory.pins.records.request_repin`
 with the reason ``forgotten``: their next turn pins the soul's head afresh. That moves the front of
 their prompt once, one prompt-cache miss, deliberate and recorded in the pin history. Chats whose
-block does not hold the item keep their pin and their bytes. Then every block that held the item
+block does not hold the item keep their pin and their bytes. A chat pinned absent because its
+block was too large (:func:`repin_absent_chats`) is asked to re-pin too: what made the block too
+large may be what was forgotten, and asking again costs it nothing until it pins. Then every block that held the item
 and that no conversation pins any more is deleted, so the forgotten text is not kept here.
 
 What this does not remove: the conversation's messages. What was said in a conversation (the
@@ -20,11 +22,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
-from pippa_memory.models import ItemTombstone, MemoryBlock
-from pippa_memory.pins.records import FORGOTTEN, request_repin
+from pippa_memory.models import ItemTombstone, MemoryBlock, PinRecord
+from pippa_memory.pins.records import ASKED_AGAIN_SPACED, FORGOTTEN, request_repin
 from webui.models import Conversation, Soul
 
 
@@ -34,6 +36,7 @@ class Repinned:
 
     conversations: int = 0
     blocks_deleted: int = 0
+    absent: int = 0
 
 
 def now() -> datetime:
@@ -104,7 +107,40 @@ def repin_holders(
             asked += 1
     unpinned = [block.pk for block in blocks if not conversations_pinned_to(block).exists()]
     deleted, _ = MemoryBlock.objects.filter(pk__in=unpinned).delete()
-    return Repinned(conversations=asked, blocks_deleted=deleted)
+    absent = repin_absent_chats(soul=soul, requested_by=requested_by, reason=reason)
+    return Repinned(conversations=asked, blocks_deleted=deleted, absent=absent)
+
+
+def absent_for_a_refused_block(soul: Soul) -> QuerySet[Conversation]:
+    """The soul's chats pinned absent whose latest decision refused the engine's block in a way
+    only a later try spaced in time would undo (:data:`~pippa_memory.pins.records.ASKED_AGAIN_SPACED`:
+    too large)."""
+    latest = PinRecord.objects.filter(conversation=OuterRef("pk")).exclude(
+        outcome=PinRecord.Outcome.REPIN_REQUESTED
+    )
+    latest = latest.order_by("-created_at", "-id").values("cause")[:1]
+    return (
+        Conversation.objects.filter(
+            soul=soul,
+            kind=Conversation.Kind.CHAT,
+            temporary=False,
+            pinned_at__isnull=False,
+            pinned_head__isnull=True,
+        )
+        .annotate(absent_for=Subquery(latest))
+        .filter(absent_for__in=ASKED_AGAIN_SPACED)
+    )
+
+
+def repin_absent_chats(*, soul: Soul, requested_by: AbstractBaseUser, reason: str) -> int:
+    """Ask every chat of ``soul`` pinned absent because its block was too large to pin afresh at
+    its next turn, recording ``reason`` (a forget, a make-private) and who asked: a smaller block
+    may now fit. Its front moves only if it then pins (once, as any re-pin). Returns how many."""
+    asked = 0
+    for conversation in absent_for_a_refused_block(soul).select_related("soul"):
+        request_repin(conversation=conversation, requested_by=requested_by, reason=reason)
+        asked += 1
+    return asked
 
 
 def forget_departed_member(member: str) -> None:

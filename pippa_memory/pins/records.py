@@ -14,12 +14,15 @@ from django.utils import timezone
 from pippa_memory.models import PinRecord
 from webui.models import Conversation
 
+Cause = PinRecord.Cause
+
 #: Why a conversation may be pinned absent for life: a decision, not a failure.
-ABSENT_BY_CHOICE = frozenset(
-    {"memory_disabled", "temporary", "engine_unconfigured", "block_too_large"}
-)
+ABSENT_BY_CHOICE = frozenset({"memory_disabled", "temporary", "engine_unconfigured"})
 #: The pin history's reason for a conversation pinned at a later turn, once the engine answered.
 ENGINE_RECOVERED = "engine_recovered"
+#: The pin history's reason for a conversation pinned at a later try after its block was refused
+#: for its size (:data:`ASKED_AGAIN_SPACED`).
+RETRIED = "retried"
 #: The pin history's reason for a re-pin because the pinned block held an item since forgotten.
 FORGOTTEN = "forgotten"
 #: The pin history's reason for a re-pin after the block's item was made private to its sayer.
@@ -29,6 +32,46 @@ STALE_BLOCK = "stale_block"
 #: Why a conversation is pinned absent when the engine sent, for a revision stored here, a block
 #: with other text: a contract failure (a revision names one state for ever), so neither is pinned.
 REVISION_CONFLICT = "revision_conflict"
+
+
+#: The absent causes a later turn asks the engine again for only every
+#: ``PIPPA_MEMORY_ABSENT_RETRY_SECONDS``: the engine answered, so the breaker does not guard them,
+#: and asking at every turn would fetch the same refused block at every turn.
+ASKED_AGAIN_SPACED = frozenset({Cause.BLOCK_TOO_LARGE})
+
+_CAUSE_OF_CLIENT_REASON = {
+    "connection_failed": Cause.UNREACHABLE,
+    "timeout": Cause.UNREACHABLE,
+    "breaker_open": Cause.UNREACHABLE,
+    "request_failed": Cause.UNREACHABLE,
+    "http_error": Cause.ENGINE_ERROR,
+    "redirect": Cause.ENGINE_ERROR,
+    "http_408": Cause.ENGINE_ERROR,
+    "http_429": Cause.ENGINE_ERROR,
+    "http_410": Cause.GONE,
+    "too_large": Cause.ANSWER_TOO_LARGE,
+    "wrong_shape": Cause.UNUSABLE_ANSWER,
+    "invalid_json": Cause.UNUSABLE_ANSWER,
+    "unencodable_text": Cause.UNUSABLE_ANSWER,
+    "wrong_soul": Cause.UNUSABLE_ANSWER,
+    "wrong_viewer": Cause.UNUSABLE_ANSWER,
+}
+
+
+def cause_of(*, outcome: str, reason: str) -> str:
+    """The kind of a pin record's ``reason`` (:class:`~pippa_memory.models.PinRecord.Cause`):
+    what the admin filters by and the member's panel words. A reason no kind names is an engine
+    error for an absent pin (an ``http_<status>`` refusal, say), an admin's for a re-pin."""
+    if outcome == PinRecord.Outcome.PINNED:
+        if reason in Cause.values and reason not in ABSENT_BY_CHOICE:
+            return reason
+        return Cause.FIRST_PIN
+    if outcome == PinRecord.Outcome.REPIN_REQUESTED:
+        known = {FORGOTTEN, MADE_PRIVATE, Cause.MEMBER_REFRESH}
+        return reason if reason in known else Cause.ADMIN_REPIN
+    if reason in _CAUSE_OF_CLIENT_REASON:
+        return _CAUSE_OF_CLIENT_REASON[reason]
+    return reason if reason in Cause.values else Cause.ENGINE_ERROR
 
 
 def pin_conversation(
@@ -53,13 +96,15 @@ def pin_conversation(
     with transaction.atomic():
         won = bool(only_if.update(pinned_head=revision, pinned_at=timezone.now()))
         if won:
+            outcome = PinRecord.Outcome.PINNED if revision else PinRecord.Outcome.ABSENT
             PinRecord.objects.create(
                 conversation=conversation,
                 soul=conversation.soul,
-                outcome=PinRecord.Outcome.PINNED if revision else PinRecord.Outcome.ABSENT,
+                outcome=outcome,
                 revision=revision or "",
                 sha256=sha256,
                 reason=reason,
+                cause=cause_of(outcome=outcome, reason=reason),
                 engine_latency_ms=latency_ms,
             )
     conversation.refresh_from_db(fields=["pinned_head", "pinned_at"])
@@ -78,6 +123,7 @@ def request_repin(*, conversation: Conversation, requested_by: object, reason: s
             outcome=PinRecord.Outcome.REPIN_REQUESTED,
             revision=conversation.pinned_head or "",
             reason=reason,
+            cause=cause_of(outcome=PinRecord.Outcome.REPIN_REQUESTED, reason=reason),
             requested_by=requested_by,
         )
         Conversation.objects.filter(pk=conversation.pk).update(pinned_head=None, pinned_at=None)

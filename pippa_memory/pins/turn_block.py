@@ -2,12 +2,13 @@
 
 :func:`settle_turn_pin`, the plug-in's ``settle`` point, pins at the first turn (or at the turn
 after a re-pin was requested), asks the engine once more for a conversation absent because it
-failed, and has the pinned block at hand: from this process's cache of rendered blocks, from its
-stored row, or from the engine by its revision if the row went missing. Wherever the block came
-from, its items are checked against the tombstones for its viewer; a block holding one forgotten
-since (or one the engine answers ``410 gone`` for) is re-pinned to the head, ``forgotten``.
-:func:`pinned_block`, which assembly calls, only reads. Every later turn reads the same block, so
-the front of the prompt never moves.
+failed or its block was refused (:mod:`pippa_memory.pins.repins`), and has the pinned block at
+hand: from this process's cache of rendered blocks, from its stored row, or from the engine by
+its revision if the row went missing. Wherever the block came from, its items are checked
+against the tombstones for its viewer; a block holding one forgotten since (or one the engine
+answers ``410 gone`` for) is re-pinned to the head, ``forgotten``. :func:`pinned_block`, which
+assembly calls, only reads. Every later turn reads the same block, so the front of the prompt
+never moves.
 """
 
 import time
@@ -25,8 +26,8 @@ from pippa_memory.pins.blocks import (
 )
 from pippa_memory.pins.head import pin_at_first_turn
 from pippa_memory.pins.repins import (
-    absent_because_engine_failed,
-    repin_after_engine_failure,
+    absence_to_ask_again,
+    ask_again_after_absence,
     repin_after_forget,
     repin_cause,
 )
@@ -95,12 +96,13 @@ def settle_turn_pin(
 ) -> str | None:
     """Fix, before a chat turn's prompt is assembled, the block it will carry: pin at the first
     turn (or at the turn after an admin's re-pin); at a later one, ask once more if the
-    conversation is absent because the engine failed (``engine_recovered``); and have the pinned
+    conversation is absent for a reason other than a choice and due to ask again
+    (``engine_recovered``, ``retried``); and have the pinned
     block at hand (:func:`prepare_block`), re-pinned if it must not render (``forgotten``). Every
     engine call here shares ``budget``; afterwards :func:`pinned_block` only reads.
 
     Returns the cause when it pinned afresh at a ``later_turn`` (the re-pin's, with the admin's
-    reason; ``engine_recovered``; ``forgotten``), for the host's cache ledger; else ``None``.
+    reason; ``engine_recovered``; ``retried``; ``forgotten``), for the host's cache ledger; else ``None``.
     """
     seconds = budget if budget is not None else memory_settings.CHAT_BUDGET
     deadline = time.monotonic() + seconds
@@ -108,8 +110,8 @@ def settle_turn_pin(
     if conversation.pinned_at is None:
         cause = repin_cause(conversation) if later_turn else None
         pin_at_first_turn(conversation, budget=seconds)
-    elif absent_because_engine_failed(conversation):
-        cause = repin_after_engine_failure(conversation, budget=seconds)
+    elif (absence := absence_to_ask_again(conversation)) is not None:
+        cause = ask_again_after_absence(conversation, absence=absence, budget=seconds)
     if conversation.pinned_head is None:
         return cause
     try:

@@ -64,16 +64,6 @@ def write_answer(cursor: Cursor, ask_id: str, answer_id: str, answer: str, at: s
     return cursor.count == 1
 
 
-def create_due_index(cursor: Cursor) -> None:
-    """An index of the asks not yet answered, so the thinker's look for due ones stays cheap."""
-    if cursor.postgres:  # engines starting at once on one database must not race the DDL
-        cursor.run("SELECT pg_advisory_xact_lock(772531)")
-    cursor.run(
-        "CREATE INDEX IF NOT EXISTS engine_asks_due ON engine_asks (ready_at) "
-        "WHERE answer_id IS NULL"
-    )
-
-
 def due_asks(cursor: Cursor, now: float, *, limit: int) -> list[dict[str, Any]]:
     """Asks not yet answered whose time has come (``ready_at`` at most ``now``), oldest first,
     whatever their conversation: the ones a restarted engine left pending are among them."""
@@ -95,7 +85,9 @@ def acknowledge(cursor: Cursor, conversation: str, answer_ids: list[str]) -> Non
 def clear_all(cursor: Cursor) -> None:
     """Every memory, event and ask gone; every soul's head moves one step (the empty state is a
     new revision), so no name ever comes back with other contents."""
-    for table in ("engine_scopes", "engine_events", "engine_asks", "engine_items"):
+    tables = ["engine_scopes", "engine_keeps", "engine_events", "engine_asks", "engine_items"]
+    tables += ["engine_selections", "engine_curations", "engine_curation_checks"]
+    for table in tables:
         cursor.run(f"DELETE FROM {table}")  # noqa: S608 - table names are this module's own
     if not cursor.postgres:
         cursor.run("DELETE FROM engine_items_fts")

@@ -12,7 +12,9 @@ from reference_engine.souls import SCOPES, Memory, NoOwner, UnknownItem, now_iso
 from reference_engine.storage.database import Cursor
 from reference_engine.storage.revisions import HEAD_MOVE, move_head
 
-COLUMNS = "seq, id, text, at, scope, owner, owner_name, src_conversation, src_message, src_tool_use"
+COLUMNS = (
+    "seq, id, text, at, scope, owner, owner_name, src_conversation, src_message, src_tool_use, keep"
+)
 LIVE = "forgotten_rev IS NULL"
 VISIBLE = "(scope = 'household' OR owner = ?)"  # owner = NULL is never true
 
@@ -39,11 +41,18 @@ def word_column(text: str) -> str:
 
 
 def memory_of(row: tuple[Any, ...]) -> Memory:
-    seq, item_id, text, at, scope, owner, owner_name, conversation, message, tool_use = row
+    seq, item_id, text, at, scope, owner, owner_name, conversation, message, tool_use, keep = row
     said_by = {"member": owner, "name": owner_name or owner} if owner else None
     source = {"conversation": conversation, "message": message, "tool_use": tool_use}
     return Memory(
-        id=item_id, text=text, at=at, scope=scope, said_by=said_by, source=source, seq=seq
+        id=item_id,
+        text=text,
+        at=at,
+        scope=scope,
+        said_by=said_by,
+        source=source,
+        seq=seq,
+        keep=bool(keep),
     )
 
 
@@ -177,6 +186,20 @@ def rescope_memory(cursor: Cursor, soul: str, memory: Memory, scope: str) -> Non
         [memory.seq, head, scope],
     )
     memory.scope = scope
+
+
+def mark_kept(cursor: Cursor, soul: str, memory: Memory, keep: bool) -> None:
+    """Mark one item *keep in every chat*, or unmark it; the head moves when the mark changed,
+    and the mark's history says from which revision it holds."""
+    if keep == memory.keep:
+        return
+    head = move_head(cursor, soul)
+    cursor.run("UPDATE engine_items SET keep = ? WHERE seq = ?", [int(keep), memory.seq])
+    cursor.run(
+        "INSERT INTO engine_keeps (item_seq, rev, keep) VALUES (?, ?, ?)",
+        [memory.seq, head, int(keep)],
+    )
+    memory.keep = keep
 
 
 def member_items(cursor: Cursor, soul: str, member: str) -> list[tuple[int, str]]:

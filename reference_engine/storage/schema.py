@@ -1,74 +1,93 @@
-"""The engine database's tables, created when missing; the same shapes on SQLite and PostgreSQL.
+"""The engine database's schema: versioned migrations (yoyo-migrations) in ``migrations/``.
 
-``engine_souls`` holds each soul's head counter: revision ``r<n>`` is the soul's state after its
-n-th change, and the counter only moves forward, so a name never comes back with other contents.
-``engine_items`` keeps every memory with the revision that added it and the one that forgot it
-(a forgotten item keeps its id and revisions but loses its text). ``engine_scopes`` records each
-item's scope from a revision on. ``engine_events`` holds turn-event ids (idempotency), and
-``engine_asks`` each ask and its answer. Full text: an FTS5 table on SQLite, a ``tsvector``
-column with a GIN index on PostgreSQL.
+:func:`migrate` applies those not yet applied, at every start and by ``python -m reference_engine
+migrate``, under one lock per database (a PostgreSQL advisory lock, which dies with its session; on
+SQLite an exclusive lock on a file beside the database, which dies with its process), so two engines
+starting at once never race the DDL and a killed start leaves nothing held. yoyo records each
+applied migration in the engine's own database (``_yoyo_migration``), so a household's database
+upgrades in place; the first migration adopts a database an engine made before migrations existed.
+New tables and columns come as new files, never by editing an applied one.
 """
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from yoyo import read_migrations
+from yoyo.backends.core.postgresql import PostgresqlPsycopgBackend
+from yoyo.backends.core.sqlite3 import SQLiteBackend
+from yoyo.connections import parse_uri
 
 from reference_engine.storage.database import Database
 
-SCHEMA_VERSION = 1
-
-COMMON = [
-    """CREATE TABLE IF NOT EXISTS engine_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS engine_souls (soul TEXT PRIMARY KEY, head BIGINT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS engine_scopes (
-        item_seq BIGINT NOT NULL, rev BIGINT NOT NULL, scope TEXT NOT NULL,
-        PRIMARY KEY (item_seq, rev))""",
-    """CREATE TABLE IF NOT EXISTS engine_events (
-        id TEXT PRIMARY KEY, soul TEXT NOT NULL, received_at TEXT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS engine_asks (
-        id TEXT PRIMARY KEY, soul TEXT NOT NULL, conversation TEXT NOT NULL,
-        question TEXT NOT NULL, viewer TEXT, asked_at TEXT NOT NULL, ready_at DOUBLE PRECISION
-        NOT NULL, answer_id TEXT, answer TEXT, answered_at TEXT, acked INTEGER NOT NULL DEFAULT 0)""",
-    """CREATE INDEX IF NOT EXISTS engine_asks_open ON engine_asks (conversation, acked)""",
-]
-
-ITEM_COLUMNS = """
-        id TEXT NOT NULL UNIQUE, soul TEXT NOT NULL, text TEXT NOT NULL, words TEXT NOT NULL,
-        at TEXT NOT NULL, scope TEXT NOT NULL, owner TEXT, owner_name TEXT,
-        src_conversation TEXT, src_message TEXT, src_tool_use TEXT,
-        added_rev BIGINT NOT NULL, forgotten_rev BIGINT"""
-
-SQLITE = [
-    f"""CREATE TABLE IF NOT EXISTS engine_items (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT, {ITEM_COLUMNS})""",
-    """CREATE VIRTUAL TABLE IF NOT EXISTS engine_items_fts USING fts5(
-        text, tokenize = "unicode61 remove_diacritics 0 tokenchars '_'")""",
-]
-
-POSTGRES = [
-    f"""CREATE TABLE IF NOT EXISTS engine_items (
-        seq BIGSERIAL PRIMARY KEY, {ITEM_COLUMNS},
-        tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED)""",
-    # Without fast update a search never scans GIN's pending list of unmerged entries (megabytes
-    # of them, read on every query until a vacuum merges them); each insert costs a little more.
-    """CREATE INDEX IF NOT EXISTS engine_items_tsv ON engine_items USING GIN (tsv)
-        WITH (fastupdate = off)""",
-    """ALTER INDEX engine_items_tsv SET (fastupdate = off)""",
-]
-
-INDEXES = [
-    """CREATE INDEX IF NOT EXISTS engine_items_live ON engine_items (soul, forgotten_rev, seq)""",
-    """CREATE INDEX IF NOT EXISTS engine_items_owner ON engine_items (soul, owner)""",
-]
+MIGRATIONS = Path(__file__).with_name("migrations")
+MIGRATION_TABLE = "_yoyo_migration"
+ADVISORY_LOCK = 772531  # the key engines before migrations took for their DDL too
 
 
-def create_tables(database: Database) -> None:
-    """Create whatever is missing; an existing database is left as it is (no rows are read)."""
-    statements = COMMON + (POSTGRES if database.postgres else SQLITE) + INDEXES
-    with database.write() as cursor:
-        if database.postgres:
-            # Two engines starting at once on one PostgreSQL database must not race the DDL.
-            cursor.run("SELECT pg_advisory_xact_lock(772531)")
-        for statement in statements:
-            cursor.run(statement)
-        cursor.run(
-            "INSERT INTO engine_meta (name, value) VALUES ('schema_version', ?) "
-            "ON CONFLICT (name) DO NOTHING",
-            [str(SCHEMA_VERSION)],
-        )
+def backend(database: Database) -> Any:
+    """A yoyo backend on a connection of ``database``'s own making (its pragmas, its URL)."""
+    base = PostgresqlPsycopgBackend if database.postgres else SQLiteBackend
+
+    class EngineBackend(base):  # type: ignore[misc, valid-type] - yoyo ships no types
+        def connect(self, dburi: Any) -> Any:
+            return database.connect()
+
+    uri = "postgresql+psycopg://engine/engine" if database.postgres else "sqlite:///engine"
+    return EngineBackend(parse_uri(uri), MIGRATION_TABLE)
+
+
+@contextmanager
+def migration_lock(database: Database) -> Iterator[None]:
+    """Held while migrations are applied; released when the holder ends, however it ends."""
+    if database.postgres:
+        raw = database.connect()
+        try:
+            raw.execute("SELECT pg_advisory_lock(%s)", [ADVISORY_LOCK])
+            yield
+        finally:
+            raw.close()  # ends the session, and with it the lock
+        return
+    if database.path in (None, ":memory:"):
+        yield
+        return
+    path = Path(f"{database.path}.migrate-lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)
+
+
+@contextmanager
+def migrations_backend(database: Database) -> Iterator[Any]:
+    """yoyo on ``database``, its own tables made, under :func:`migration_lock`."""
+    with migration_lock(database):
+        yoyo = backend(database)
+        try:
+            # Only one holder of migration_lock runs at a time, so a lock row yoyo finds here was
+            # left by a killed process: yoyo's own lock would wait for it for ever.
+            yoyo.init_database()
+            yoyo.break_lock()
+            yield yoyo
+        finally:
+            yoyo.connection.close()
+
+
+def pending(database: Database) -> list[str]:
+    """The ids of the migrations ``database`` has not applied yet, in the order they apply."""
+    with migrations_backend(database) as yoyo:
+        return [migration.id for migration in yoyo.to_apply(read_migrations(str(MIGRATIONS)))]
+
+
+def migrate(database: Database) -> list[str]:
+    """Apply every migration ``database`` lacks; returns the ids applied (none: up to date)."""
+    with migrations_backend(database) as yoyo:
+        todo = yoyo.to_apply(read_migrations(str(MIGRATIONS)))
+        yoyo.apply_migrations(todo)
+        return [migration.id for migration in todo]

@@ -67,3 +67,16 @@ def version_2(schema: dict[str, Any], *added: str) -> dict[str, Any]:
         "required": [name for name in schema["required"] if name not in added],
         "properties": {k: v for k, v in schema["properties"].items() if k not in added},
     }
+
+
+def version_2_items(schema: dict[str, Any]) -> dict[str, Any]:
+    """A contract schema whose items (``item``, or a list of ``items``) are version 2 items:
+    without ``keep``, which version 3 added."""
+    item = version_2(contract.ITEM, "keep")
+    properties = dict(schema["properties"])
+    if properties.get("item") is contract.ITEM:
+        properties["item"] = item
+    listed = properties.get("items")
+    if isinstance(listed, dict) and listed.get("items") is contract.ITEM:
+        properties["items"] = {**listed, "items": item}
+    return {**schema, "properties": properties}

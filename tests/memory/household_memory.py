@@ -41,10 +41,12 @@ def add_memory(
 
 
 def head(engine: ReferenceEngine, *, viewer: Any = None) -> dict[str, Any]:
-    """The soul's head as ``viewer`` (a user, or None for household only) sees it."""
+    """The soul's head as ``viewer`` (a user, or None for household only) sees it, in the shape
+    the plug-in is answered (contract version 3)."""
     params = {"viewer": str(viewer.pk)} if viewer is not None else {}
+    headers = {**HEADERS, "X-Memory-Contract": "3"}
     answer = requests.get(
-        f"{engine.url}/v1/souls/pippa/head", params=params, headers=HEADERS, timeout=5
+        f"{engine.url}/v1/souls/pippa/head", params=params, headers=headers, timeout=5
     )
     assert answer.status_code == 200, answer.text
     return answer.json()

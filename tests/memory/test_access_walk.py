@@ -6,7 +6,7 @@ Django's permissions decide, not ``is_staff``: ``view_*`` to read each list (con
 members' titles, the outbox their turns), ``pippa_memory.repin_conversation`` to re-pin,
 ``pippa_memory.retry_outboxevent`` to retry or revive events, ``pippa_memory.manage_memory`` to
 forget a household memory someone else said or everything one member said. Every account has the
-memory page; only the member who said a memory changes its scope. The host's routes are walked in
+memory page; only the member who said a memory changes its scope or keeps it in every chat. The host's routes are walked in
 ``tests/host/test_access_walk.py``.
 """
 
@@ -102,6 +102,13 @@ PLUGIN_ROUTES: dict[str, Route] = {
         "post",
         lambda world: {"soul": "pippa", "scope": "private"},
     ),
+    # Keeping it in every chat follows the scope's rule.
+    "memory-keep": Route(
+        NOBODY_BUT_THE_SAYER,
+        memory("page_keep", "/memory/items/{id}/keep/"),
+        "post",
+        lambda world: {"soul": "pippa", "keep": "true"},
+    ),
     "memory-preference": Route(
         signed_in(member=REDIRECT),
         lambda world, role: "/memory/preference/",
@@ -171,7 +178,7 @@ def world(
     neighbour, leaver = make_user("neighbour"), make_user("leaver")
     memories = {
         key: add_memory(memory_on, f"The neighbour's {key} memory.", by=neighbour)
-        for key in ("page_forget", "page_scope", "api_forget")
+        for key in ("page_forget", "page_scope", "page_keep", "api_forget")
     }
     add_memory(memory_on, "The leaver's note.", scope="private", by=leaver)
     conversation = make_conversation(viewer=users["member"], title="A member's private title")

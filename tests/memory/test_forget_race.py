@@ -139,7 +139,7 @@ def test_a_head_still_stale_when_asked_again_pins_absent_as_an_engine_failure(
 
     assert the_pin(bobs) == (None, records.STALE_BLOCK)
     assert blocks_holding(forgotten) == []
-    assert repins.absent_because_engine_failed(bobs)
+    assert repins.absence_to_ask_again(bobs) is not None
 
 
 def test_a_stored_block_holding_a_tombstoned_item_is_repinned_as_forgotten_at_a_later_turn(

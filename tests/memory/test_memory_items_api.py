@@ -354,6 +354,7 @@ def engine_item(item_id: str, text: str, *, scope: str, member: str | None) -> d
         "scope": scope,
         "said_by": said_by,
         "source": {"conversation": None, "message": None, "tool_use": None},
+        "keep": False,
     }
 
 

@@ -1,6 +1,7 @@
 """A blip at the first turn costs one turn, not the conversation: a conversation pinned absent
 because the engine failed is pinned once, at the first later turn the engine answers (reason
-``engine_recovered``); one pinned absent by choice never is."""
+``engine_recovered``); one pinned absent by choice never is. One whose block was too large asks
+again only once ``ABSENT_RETRY_SECONDS`` has passed (``test_absent_tells_the_truth.py``)."""
 
 from typing import Any
 
@@ -93,7 +94,7 @@ def test_an_open_breaker_keeps_later_turns_off_the_socket(
     assert history(conversation) == [("absent", "http_error")]
 
 
-def test_a_recovery_that_finds_the_block_too_large_pins_absent_for_life(
+def test_a_recovery_that_finds_the_block_too_large_records_it_and_waits_for_the_spacing(
     memory_on: ReferenceEngine, configure: Any, conversation: Conversation
 ) -> None:
     configure(MAX_BLOCK_CHARS=50)
@@ -133,7 +134,7 @@ def test_a_temporary_chat_is_never_pinned_later(
     assert memory_on.received == []
 
 
-def test_a_block_too_large_at_the_first_turn_is_never_pinned_later(
+def test_a_block_too_large_at_the_first_turn_is_not_asked_again_within_the_spacing(
     memory_on: ReferenceEngine, configure: Any, conversation: Conversation
 ) -> None:
     configure(MAX_BLOCK_CHARS=50)

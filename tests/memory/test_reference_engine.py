@@ -19,7 +19,7 @@ from pippa_memory.engine import contract
 from reference_engine import ReferenceEngine
 
 from .conftest import TOKEN
-from .engine_v2 import version_2
+from .engine_v2 import version_2, version_2_items
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -81,7 +81,7 @@ def test_head_and_blocks_match_the_contract_and_revisions_are_immutable(
     engine: ReferenceEngine,
 ) -> None:
     first = call(engine, "GET", "/v1/souls/pippa/head").json()
-    jsonschema.validate(first, contract.BLOCK)
+    jsonschema.validate(first, version_2(contract.BLOCK, "left_out"))
     send_event(engine, turn_event("Tea with honey."))
 
     moved = call(engine, "GET", "/v1/souls/pippa/head").json()
@@ -116,8 +116,8 @@ def test_recall_matches_or_falls_back_and_says_from_what_to_what(engine: Referen
     exact = call(engine, "POST", "/v1/recall", json={**body, "query": "birthday"}).json()
     fallback = call(engine, "POST", "/v1/recall", json={**body, "query": "submarine"}).json()
 
-    jsonschema.validate(exact, contract.RECALL)
-    jsonschema.validate(fallback, contract.RECALL)
+    jsonschema.validate(exact, version_2_items(contract.RECALL))
+    jsonschema.validate(fallback, version_2_items(contract.RECALL))
     assert exact["match"] == "exact"
     assert [i["text"] for i in exact["items"]] == ["Ada's birthday is 10 December."]
     assert exact["fallback"] is None

@@ -14,7 +14,7 @@ from pippa_memory.engine import contract
 from reference_engine import ReferenceEngine
 from webui.management.commands.memory_engine import Command
 
-from .engine_v2 import ALICE, BOB, call, get, version_2
+from .engine_v2 import ALICE, BOB, call, get, version_2, version_2_items
 
 
 def forget(engine: ReferenceEngine, item_id: str, viewer: str | None) -> requests.Response:
@@ -54,7 +54,7 @@ def test_the_head_renders_household_items_and_only_the_viewers_own_private_items
     unattended = get(engine, "/v1/souls/pippa/head")
 
     for head in (alice, bob, unattended):
-        jsonschema.validate(head, contract.BLOCK)
+        jsonschema.validate(head, version_2(contract.BLOCK, "left_out"))
     assert (alice["viewer"], bob["viewer"], unattended["viewer"]) == ("7", "8", None)
     assert alice["items"] == [household["household"], household["alice"]]
     assert bob["items"] == [household["household"], household["bob"]]
@@ -93,7 +93,7 @@ def test_recall_answers_only_what_the_viewer_may_see_with_provenance_on_every_it
     unattended = call(engine, "POST", "/v1/recall", json={**body, "viewer": None}).json()
     fallback = call(engine, "POST", "/v1/recall", json={**body, "query": "sofa", "viewer": "8"})
 
-    jsonschema.validate(alice, contract.RECALL)
+    jsonschema.validate(alice, version_2_items(contract.RECALL))
     assert (alice["match"], texts(alice["items"])) == ("exact", ["Alice's key is under the pot."])
     (item,) = alice["items"]
     assert item["scope"] == "private"
@@ -134,7 +134,7 @@ def test_listings_page_newest_first_through_what_the_viewer_may_see_and_search_w
     searched = get(engine, "/v1/souls/pippa/items", viewer="7", q="KEY pot")
     unattended = get(engine, "/v1/souls/pippa/items")
 
-    jsonschema.validate(first, contract.ITEMS)
+    jsonschema.validate(first, version_2_items(contract.ITEMS))
     assert texts(first["items"]) == [f"Alice's note number {n}." for n in (2, 1, 0)]
     assert texts(second["items"]) == [
         "Alice's key is under the pot.",
@@ -209,7 +209,7 @@ def test_making_an_item_private_keeps_it_for_its_sayer_alone_from_then_on(
 
     changed = rescope(engine, household["household"], viewer="8", scope="private")
 
-    jsonschema.validate(changed.json(), contract.RESCOPED)
+    jsonschema.validate(changed.json(), version_2_items(contract.RESCOPED))
     assert changed.json()["item"]["scope"] == "private"
     assert changed.json()["item"]["said_by"] == ALICE
     assert changed.json()["revision"] == engine.state.souls["pippa"].head != before["revision"]

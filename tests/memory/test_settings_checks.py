@@ -34,6 +34,7 @@ def memory_ids() -> list[str]:
         ({"MAX_BLOCK_CHARS": 0}, ["pippa_memory.E003"]),
         ({"BREAKER_FAIL_MAX": 2.5}, ["pippa_memory.E003"]),
         ({"OUTBOX_POLL_INTERVAL": 0}, ["pippa_memory.E002"]),
+        ({"ABSENT_RETRY_SECONDS": -5}, ["pippa_memory.E002"]),
         ({"OUTBOX_BATCH_SIZE": 0}, ["pippa_memory.E003"]),
         ({"OUTBOX_WORKER_THREADS": 1.5}, ["pippa_memory.E003"]),
         ({"OUTBOX_WAKE_ADDRESS": "127.0.0.1"}, ["pippa_memory.E006"]),

@@ -37,6 +37,11 @@ def expected_figures() -> list[str]:
             names += [f"throughput, {members(level)}, {site}, {db}" for site in SITES]
             names.append(f"throughput, memory on vs off, {members(level)}, {db}")
             names.append(f"throughput, persistent connections vs none, {members(level)}, {db}")
+        names.append(f"Largest block in a household's year ({db})")
+        names.append(f"Share of the last 30 days' memories in the day's block ({db})")
+        names.append(f"Repeated lines in any block ({db})")
+        for arm in ("Head", "Head after a remember", "Past block"):
+            names.append(f"{arm} p50 / p95 at 1,000 memories ({db})")
     names += [f"brain door, {n} client{'s' if n > 1 else ''}, SQLite" for n in (1, 8, 32)]
     names += ["streaming, offline", "streaming, provider double (20 x 0.05s)"]
     return names

@@ -44,12 +44,16 @@
       row.textContent = soul + " remembered nothing you can see when this chat began.";
       list.appendChild(row);
     }
+    const withoutMemory = ["absent", "too_large", "unusable"].includes(data.state);
+    // A chat whose memory was too large or unusable may bring it in at once: always worth a try,
+    // and never "up to date".
+    const retryable = data.state === "too_large" || data.state === "unusable";
     const since = data.newer > 0 ? plural(data.newer, "memory", "memories") + " came since" : "";
-    newer.hidden = !(data.state === "pinned" || data.state === "absent");
+    newer.hidden = !(data.state === "pinned" || withoutMemory) || (retryable && data.newer === 0);
     newer.textContent = since
       ? since + "; " + soul + " does not know " + (data.newer === 1 ? "it" : "them") + " in this chat yet."
       : "Nothing new since: this chat is up to date.";
-    refresh.hidden = !(data.state === "pinned" || data.state === "absent") || data.newer === 0;
+    refresh.hidden = !(retryable || ((data.state === "pinned" || withoutMemory) && data.newer > 0));
     // The closed panel's one line: what is news first, short enough for a phone.
     let head = "";
     if (data.state === "temporary") head = " · none (temporary chat)";

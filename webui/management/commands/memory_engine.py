@@ -5,7 +5,9 @@ The host runs it for development, demos and tests; the memory plug-in ships no e
 Its memories live in its own database: ``--database`` (a SQLite file or URL, or a PostgreSQL
 URL), else ``PIPPA_ENGINE_DATABASE_URL``, else ``engine.sqlite3`` beside ``manage.py``. It thinks
 through the site's brain door: ``--brain-url``, else ``WEBUI_ADDR`` (the web line's address),
-signed with ``--brain-secret``, else ``PIPPA_MEMORY_BRAIN_SECRET``.
+signed with ``--brain-secret``, else ``PIPPA_MEMORY_BRAIN_SECRET``. Every block is rendered
+within ``--block-chars``, else ``PIPPA_ENGINE_BLOCK_CHARS``, else 6,000 characters
+(``reference_engine/block_budget.py``, which refuses a budget the plug-in would refuse).
 """
 
 from pathlib import Path
@@ -13,9 +15,10 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
+from reference_engine.block_budget import BadBudget, block_chars
 from reference_engine.brain_client import BrainClient, door_secret, door_url
 from reference_engine.service import database_url, open_state, serve
 from reference_engine.state import EngineState
@@ -81,6 +84,13 @@ class Command(BaseCommand):
             help="Seconds one brain-door call may take before it counts as failed.",
         )
         parser.add_argument(
+            "--block-chars",
+            type=int,
+            default=None,
+            help="The character budget of every block, brief and bundle (default: "
+            "PIPPA_ENGINE_BLOCK_CHARS, else 6000); at most the plug-in's block limit (16000).",
+        )
+        parser.add_argument(
             "--seed-demo",
             action="store_true",
             help="Give the demo soul a few household memories, and one private to the demo "
@@ -88,6 +98,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            budget = block_chars(options["block_chars"])
+        except BadBudget as bad:
+            raise CommandError(f"The memory engine will not start: {bad}") from bad
         url = database_url(options["database"], beside=Path(settings.BASE_DIR))
         if options["seed_demo"]:
             state = open_state(url)
@@ -101,8 +115,8 @@ class Command(BaseCommand):
         )
         thinks = f"thinking through {brain.url}" if brain.configured else brain.problem
         self.stdout.write(
-            f"Reference memory engine on {address} (contract v3), memories in {url}; "
-            f"{thinks}. Ctrl-C stops it."
+            f"Reference memory engine on {address} (contract v3), memories in {url}, blocks "
+            f"within {budget} characters; {thinks}. Ctrl-C stops it."
         )
         self.stdout.flush()
         serve(
@@ -114,6 +128,7 @@ class Command(BaseCommand):
             threads=options["threads"],
             answer_delay=options["answer_delay"],
             brain=brain,
+            block_chars=budget,
         )
 
     def seed_demo(self, engine: Any) -> None:

@@ -1,0 +1,67 @@
+"""Issue 34, point 6, in a real browser at 390 and 1280 px: a chat begun while the household's
+memory block was too large to bring in says so in its panel ("This chat's memory was too large to
+bring in"), never that memory could not be reached; it offers "Bring up to date", and once the
+block fits, the next reply carries it."""
+
+import os
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from pippa_memory.models import PinRecord
+from tests.memory.household_memory import add_memory
+from webui.models import Conversation
+
+from .layout import WIDTHS, assert_fits
+from .test_chat_flow import SCREENSHOTS, log_in
+from .test_memory_tool_flow import send, start_conversation
+from .test_two_members_memory import pinned_block_text
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SMALL = "The spare key is under the blue pot."
+#: One "remember for everyone" longer than the plug-in's block limit (16,000 characters).
+HUGE = "The whole family tree, as Grandma told it: " + "and then " * 1900
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_chat_whose_memory_was_too_large_says_so_and_takes_it_once_it_fits(
+    live_server: Any,
+    page: Page,
+    user: Any,
+    soul: Any,
+    offline_vessel: Any,
+    memory_on: Any,
+    configure: Any,
+    width: int,
+) -> None:
+    page.set_viewport_size({"width": width, "height": 800})
+    add_memory(memory_on, SMALL)
+    add_memory(memory_on, HUGE)
+    log_in(page, live_server.url, "alice")
+    start_conversation(page, live_server.url)
+    send(page, "hello")
+    chat = Conversation.objects.get(viewer=user)
+    assert PinRecord.objects.get(conversation=chat).cause == "block_too_large"
+
+    page.reload()
+    panel = page.locator("#memory-panel")
+    panel.locator("summary").click()
+    summary = panel.locator("#memory-panel-summary")
+    expect(summary).to_contain_text("This chat's memory was too large to bring in")
+    expect(summary).not_to_contain_text("could not be reached")
+    expect(panel.locator("#memory-panel-newer")).to_be_hidden()  # never "up to date"
+    refresh = panel.get_by_role("button", name="Bring up to date")
+    expect(refresh).to_be_visible()
+    if SCREENSHOTS:
+        page.screenshot(path=os.path.join(SCREENSHOTS, f"memory-too-large-{width}.png"))
+    assert_fits(page, "a chat whose memory was too large")
+
+    configure(MAX_BLOCK_CHARS=40_000)
+    refresh.click()
+    expect(panel.get_by_role("status")).to_contain_text("afresh at your next message")
+    send(page, "and now?")
+
+    assert SMALL in pinned_block_text(chat)
+    expect(panel.locator("#memory-panel-items")).to_contain_text(SMALL)
