@@ -7,6 +7,11 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 ENGINE_PORT ?= 8765
+# make run's own secret key, engine token and brain secret: made at its first run into this
+# git-ignored file (0600), read at every run after; its steps and processes run under umask 077,
+# so the databases and WAL files they create are the owner's only (webui/local_secrets.py).
+SECRETS_FILE ?= .make-run-secrets
+WITH_SECRETS = $(BIN)/python -m webui.local_secrets $(SECRETS_FILE) --
 
 .PHONY: run test bench bench-quick lint format migrate clean
 
@@ -26,15 +31,13 @@ $(VENV)/.dev-installed: requirements.txt requirements-run.txt requirements-dev.t
 run: export DJANGO_DEBUG ?= false
 run: export DJANGO_ALLOWED_HOSTS ?= 127.0.0.1,localhost,[::1],$(HOST)
 run: export PIPPA_MEMORY_URL ?= http://127.0.0.1:$(ENGINE_PORT)
-run: export PIPPA_MEMORY_TOKEN ?= demo-engine-token
-run: export PIPPA_MEMORY_BRAIN_SECRET ?= whsec_ZGVtby1icmFpbi1kb29yLXNlY3JldC1ub3QtZm9yLXByb2R1Y3Rpb24=
 run: export ENGINE_PORT := $(ENGINE_PORT)
 run: export ENGINE_OPTIONS ?=
 run: export WEBUI_OFFLINE_PACE_SECONDS ?= 0.05
 run: $(VENV)/.run-installed
-	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT) --login-file .demo-login
-	WEBUI_ADDR=$(HOST):$(PORT) PATH="$(CURDIR)/$(BIN):$$PATH" exec $(BIN)/python -m webui.supervision --procfile Procfile
+	$(WITH_SECRETS) $(BIN)/python manage.py migrate --noinput
+	$(WITH_SECRETS) $(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT) --login-file .demo-login --member-file .demo-member
+	WEBUI_ADDR=$(HOST):$(PORT) PIPPA_ENGINE_DEMO_MEMBER="$$(cat .demo-member)" PATH="$(CURDIR)/$(BIN):$$PATH" exec $(WITH_SECRETS) $(BIN)/python -m webui.supervision --procfile Procfile
 
 test: $(VENV)/.dev-installed
 	$(BIN)/ruff check .

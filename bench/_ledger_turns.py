@@ -177,7 +177,7 @@ def ledger_figures(turns: int, *, section: str) -> None:
     """Print and report the ledger figure for every adapter."""
     from _setup import configure_memory, household
 
-    from reference_engine import ReferenceEngine
+    from reference_engine.server import ReferenceEngine
 
     engine = ReferenceEngine(token="bench-token").start()
     for fact in ("The tea is in the blue tin.", "Picnic on Saturday at the lake."):

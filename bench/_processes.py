@@ -158,13 +158,13 @@ def running(processes: Sequence[Spec], env: dict[str, str]) -> Iterator[list[Pro
 
 
 def engine_command(port: int, *, database: str = "") -> str:
-    """The reference engine in its own process (``manage.py memory_engine``), with the control
+    """The reference engine in its own process (``python -m reference_engine``), with the control
     door open (benches read its request log), on ``database`` or a fresh SQLite file."""
     if not database:
         folder = tempfile.mkdtemp(prefix="bench-engine-")
         atexit.register(shutil.rmtree, folder, ignore_errors=True)
         database = str(Path(folder) / "engine.sqlite3")
     return (
-        f"python manage.py memory_engine --port {port} --token {shlex.quote(TOKEN)} "
+        f"python -m reference_engine --port {port} --token {shlex.quote(TOKEN)} "
         f"--database {shlex.quote(database)} --control"
     )

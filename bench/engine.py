@@ -108,10 +108,10 @@ def post(
 
 
 def start_engine(url: str) -> tuple[subprocess.Popen[bytes], int, float]:
-    """``manage.py memory_engine`` on ``url``; the process, its port, and the seconds from
+    """``python -m reference_engine`` on ``url``; the process, its port, and the seconds from
     starting the process to its first answer (a recall)."""
     port = free_port()
-    command = [sys.executable, "manage.py", "memory_engine", "--port", str(port)]
+    command = [sys.executable, "-m", "reference_engine", "--port", str(port)]
     command += ["--token", TOKEN, "--database", url, "--threads", "4"]
     probe = json.dumps({"soul": "pippa", "query": WORDS[0], "viewer": "1", "limit": 5}).encode()
     started = time.perf_counter()
@@ -380,7 +380,7 @@ def main() -> None:
         f"{startup:.2f} s (engine CPU {cpu:.2f} s)",
         target="under 2 s",
         met=startup < 2,
-        what="`manage.py memory_engine` (Django, gunicorn and its worker) from starting the "
+        what="`python -m reference_engine` (gunicorn and its worker, no Django) from starting the "
         "process to its first answered recall; engine CPU is what its processes used by then, "
         "which the machine's load does not move",
         section=SECTION,

@@ -52,7 +52,7 @@ def long_conversation(h: dict[str, Any], turns: int) -> tuple[Any, dict[int, int
 def main() -> None:
     args = arguments(__doc__.splitlines()[0], position=(300, 30), samples=(9, 2))
     setup_django(database=args.database, label="growth")
-    from reference_engine import ReferenceEngine
+    from reference_engine.server import ReferenceEngine
 
     h = household()
     engine = ReferenceEngine(token="bench-token").start()

@@ -5,7 +5,7 @@ member. Reports the largest block against the budget (and any day that pinned no
 share of the last 30 days' memories the day's block holds for its member, and repeated lines in
 any block.
 
-The engine runs in this process on a real socket (:class:`reference_engine.ReferenceEngine`) on
+The engine runs in this process on a real socket (:class:`reference_engine.server.ReferenceEngine`) on
 its own database of the same kind as the site's.
 
     .venv/bin/python bench/household_year.py [--database sqlite|postgres] [--quick] [--days 365]
@@ -153,7 +153,7 @@ def lines_of(block: str) -> list[str]:
 def main() -> None:
     args = arguments(__doc__ or "", days=(365, 30))
     setup_django(database=args.database, label="year")
-    from reference_engine import ReferenceEngine
+    from reference_engine.server import ReferenceEngine
 
     h = household()
     people = members()

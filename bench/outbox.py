@@ -1,6 +1,6 @@
 """Turn-event delivery through the real worker process, against a raw ``requests`` loop.
 
-The reference engine runs in its own process (``manage.py memory_engine``), the delivery processes
+The reference engine runs in its own process (``python -m reference_engine``), the delivery processes
 run as the ``Procfile`` states them (:data:`WORKER_COMMANDS`: today ``memory_outbox deliver``, whose
 threads claim due outbox rows), on the bench's database. Each round, interleaved:
 

@@ -409,7 +409,7 @@ def main() -> None:
         hang_turns=(2, 1),
     )
     setup_django(database=args.database, label="turns")
-    from reference_engine import ReferenceEngine
+    from reference_engine.server import ReferenceEngine
 
     h = household()
     # Up: asks are never answered, so a question stays out.

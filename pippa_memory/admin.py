@@ -16,13 +16,13 @@ from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
 from pippa_memory.engine.members import member_id
+from pippa_memory.member_text_hash import keyed_sha256
 from pippa_memory.models import (
     BrainCall,
     ConversationPin,
     MemoryBlock,
     OutboxEvent,
     PinRecord,
-    sha256_of,
 )
 from pippa_memory.outbox.events import make_due
 from pippa_memory.pins.blocks import stored_block
@@ -62,6 +62,20 @@ WITHHELD = (
 )
 
 
+#: The permission that shows the item ids of blocks rendered for other members.
+VIEW_MEMBER_ITEM_IDS = "pippa_memory.view_member_item_ids"
+ITEMS_WITHHELD = (
+    "{count} item id(s), withheld: rendered for member {viewer}, it may name their private "
+    "memories (pippa_memory.view_member_item_ids shows them)."
+)
+
+
+def shows_item_ids(request: HttpRequest, viewer: str) -> bool:
+    """Whether ``request``'s account may see the item ids of a block rendered for ``viewer``: its
+    own or a household-only block, or with :data:`VIEW_MEMBER_ITEM_IDS`."""
+    return shows_block_text(request, viewer) or request.user.has_perm(VIEW_MEMBER_ITEM_IDS)
+
+
 def shows_block_text(request: HttpRequest, viewer: str) -> bool:
     """Whether ``request``'s account may read a block rendered for ``viewer`` (a member id; blank
     for a household-only block): a block for a member holds their private memories, which reach
@@ -93,6 +107,10 @@ class BlockTextWithheld:
 
 @admin.register(MemoryBlock)
 class MemoryBlockAdmin(BlockTextWithheld, ReadOnlyRecordAdmin):
+    """Stored blocks. A block rendered for another member keeps its text from staff, and its item
+    ids too (which of that member's private memories exist) unless they hold
+    :data:`VIEW_MEMBER_ITEM_IDS`; its hash is keyed, so it cannot be tested against a guess."""
+
     list_display = ["soul", "revision", "viewer", "sha256", "fetched_at"]
     list_filter = ["soul", "fetched_at"]
     fields = ["soul", "revision", "viewer", "sha256", "fetched_at", "items", "text"]
@@ -100,6 +118,19 @@ class MemoryBlockAdmin(BlockTextWithheld, ReadOnlyRecordAdmin):
 
     def block_viewer(self, obj: MemoryBlock) -> str:
         return obj.viewer
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        fields = super().get_fields(request, obj)
+        if obj is not None and not shows_item_ids(request, obj.viewer):
+            return ["items_withheld" if name == "items" else name for name in fields]
+        return fields
+
+    def get_readonly_fields(self, request: HttpRequest, obj: object = None) -> list[str]:
+        return [*super().get_readonly_fields(request, obj), "items_withheld"]
+
+    @admin.display(description="items")
+    def items_withheld(self, block: MemoryBlock) -> str:
+        return ITEMS_WITHHELD.format(viewer=block.viewer, count=len(block.items or []))
 
     @admin.display(description="text")
     def text_withheld(self, block: MemoryBlock) -> str:
@@ -180,7 +211,7 @@ class ConversationPinAdmin(ConversationSiteLink, BlockTextWithheld, ReadOnlyReco
 
 OUTBOX_WITHHELD = (
     "Sent from member {viewer}'s conversation: it carries what they said and what their memory "
-    "answered, so only they see it. {size} bytes, sha256 {sha256}."
+    "answered, so only they see it. {size} bytes, keyed sha256 {sha256}."
 )
 UNKNOWN_VIEWER = "(unknown)"
 
@@ -200,9 +231,10 @@ def event_viewer(event: OutboxEvent) -> str:
 
 
 def json_size(value: Any) -> dict[str, Any]:
-    """How big ``value`` is as JSON, and its sha256: what staff may know of a withheld body."""
+    """How big ``value`` is as JSON, and its keyed hash (no guess can be checked against it):
+    what staff may know of a withheld body."""
     text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return {"size": len(text.encode()), "sha256": sha256_of(text)}
+    return {"size": len(text.encode()), "sha256": keyed_sha256(text)}
 
 
 @admin.register(OutboxEvent)
@@ -312,7 +344,7 @@ class BrainCallAdmin(ReadOnlyRecordAdmin):
         if call.response_body is None:
             return "No response stored."
         text = call.response_body
-        return RESPONSE_WITHHELD.format(size=len(text.encode()), sha256=sha256_of(text))
+        return RESPONSE_WITHHELD.format(size=len(text.encode()), sha256=keyed_sha256(text))
 
     @admin.display(description="attempts")
     def attempt_outcomes(self, call: BrainCall) -> str:
@@ -320,7 +352,7 @@ class BrainCallAdmin(ReadOnlyRecordAdmin):
 
 
 RESPONSE_WITHHELD = (
-    "Withheld: it may hold a member's private memories. {size} bytes, sha256 {sha256}."
+    "Withheld: it may hold a member's private memories. {size} bytes, keyed sha256 {sha256}."
 )
 
 

@@ -150,7 +150,7 @@ def outbox_queue_problems() -> list[checks.CheckMessage]:
 def check_brain_rates(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """``pippa_memory.E005`` for a brain-door rate that is not ``count/period``."""
     found: list[checks.CheckMessage] = []
-    for name in ("BRAIN_RATE", "BRAIN_UNSIGNED_RATE"):
+    for name in ("BRAIN_RATE", "BRAIN_UNSIGNED_RATE", "REFRESH_RATE"):
         try:
             parse_rate(getattr(memory_settings, name))
         except ValueError as exc:

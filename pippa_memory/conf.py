@@ -76,8 +76,11 @@ DEFAULTS: dict[str, Any] = {
     "OUTBOX_BASE_DELAY": 5.0,
     "OUTBOX_MAX_DELAY": 3600.0,
     "OUTBOX_MAX_AGE": 3 * 24 * 3600.0,
-    # Seconds past the delivery timeout before a claimed attempt may be tried by another worker.
-    "OUTBOX_LEASE_MARGIN": 30.0,
+    # Seconds past the delivery timeout before a claimed attempt may be tried by another worker:
+    # a claim's lease is the two together (20 s), so a worker killed mid-delivery has its events
+    # sent again within about 21 s (the lease and one poll). A batch sends for at most this long
+    # before it hands its unsent events back, due at once, so it never needs more.
+    "OUTBOX_LEASE_MARGIN": 10.0,
     # The delivery worker (`memory_outbox deliver`): seconds between its looks for due events
     # while no commit rings it, how commits ring it (pippa_memory/outbox/doorbell.py: on
     # PostgreSQL always LISTEN/NOTIFY; elsewhere "auto", a Unix socket named after the database,
@@ -98,6 +101,14 @@ DEFAULTS: dict[str, Any] = {
     # Days before a stored memory block that no conversation pins any more is deleted (it may
     # hold a member's private items); 0 keeps them.
     "PRUNE_BLOCKS_DAYS": 7.0,
+    # Days before a pin record (the pin history: pins, absent pins, re-pin requests) is deleted;
+    # each conversation's newest record and newest pin decision are kept whatever their age (the
+    # next turn reads them). 0 keeps them all.
+    "PRUNE_PIN_RECORDS_DAYS": 30.0,
+    # How often one member may bring a conversation's memory up to date ("Bring up to date",
+    # ``POST /api/memory/conversations/<id>/refresh/``): each is one re-pin, one prompt-cache miss
+    # and a pin record. Past it: 429 with Retry-After. A rate as the brain door's ("" no limit).
+    "REFRESH_RATE": "10/min",
 }
 
 

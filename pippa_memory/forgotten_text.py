@@ -19,8 +19,9 @@ engine listed it just before the change), and never stores it:
 
 What is not reached here: the conversation's own messages (what was said stays until the
 conversation is deleted, ``docs/memory-page.md``). An answer the engine wrote before the forget
-that has not ridden a turn yet is the engine's until fetched; when it is, it is withheld
-(:func:`pippa_memory.turn.answers.withhold_across_forgets`).
+that has not ridden a turn yet is the engine's until fetched; it names the items it was made from,
+and when it holds one tombstoned here it is withheld
+(:func:`pippa_memory.turn.answers.withhold_tombstoned`).
 """
 
 from collections.abc import Iterable

@@ -1,6 +1,5 @@
 """The plug-in's records: pinned memory blocks and the history of every pin decision."""
 
-import hashlib
 import uuid
 from datetime import datetime
 
@@ -9,10 +8,6 @@ from django.db import models
 from django.utils import timezone
 
 from webui.models import Conversation, Message, Soul
-
-
-def sha256_of(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class Scope(models.TextChoices):
@@ -36,11 +31,20 @@ class MemoryBlock(models.Model):
         help_text="The member id the block was rendered for; blank: household items only.",
     )
     text = models.TextField()
-    sha256 = models.CharField(max_length=64)
+    sha256 = models.CharField(
+        max_length=64,
+        help_text="Its text's keyed hash (HMAC-SHA256, pippa_memory.member_text_hash).",
+    )
     items = models.JSONField(default=list, blank=True, help_text="Ids of the items it holds.")
     fetched_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        permissions = [
+            (
+                "view_member_item_ids",
+                "Can see the item ids of memory blocks rendered for other members",
+            )
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["soul", "revision", "viewer"], name="memory_block_once_per_viewer"

@@ -7,9 +7,10 @@ forget tombstones (ids only; long after any first turn that fetched a head befor
 finished, :mod:`pippa_memory.pins.tombstones`), and stored memory blocks that no conversation pins
 (a block may hold a member's private items; it is kept only while a conversation carries it, and
 for a window after it was stored, so a first turn that just stored it can still pin it). Pending
-events are never pruned: they are the guarantee that a turn reaches the engine. Pin records,
-pending asks and an unattended run's memory cascade with their conversation, so they live exactly
-as long as it does.
+events are never pruned: they are the guarantee that a turn reaches the engine. Pin records go
+after their window too, except each conversation's newest record and newest pin decision, which
+its next turn reads; all of them, with pending asks and an unattended run's memory, cascade with
+their conversation.
 """
 
 from datetime import datetime
@@ -18,7 +19,7 @@ from django.db.models import CharField, Exists, Model, OuterRef, Q, QuerySet, Va
 from django.db.models.functions import Cast, Coalesce
 
 from pippa_memory.conf import memory_settings
-from pippa_memory.models import BrainCall, ItemTombstone, MemoryBlock, OutboxEvent
+from pippa_memory.models import BrainCall, ItemTombstone, MemoryBlock, OutboxEvent, PinRecord
 from webui.models import Conversation
 from webui.prune_windows import PruneTarget, PruneWindow, targets_past_windows
 
@@ -58,7 +59,29 @@ MEMORY_WINDOWS = (
         setting="PRUNE_BLOCKS_DAYS",
         rows=lambda cutoff: unpinned_blocks(stored_before=cutoff),
     ),
+    PruneWindow(
+        label="pin records",
+        rule="written more than {window} ago, each conversation's newest kept",
+        setting="PRUNE_PIN_RECORDS_DAYS",
+        rows=lambda cutoff: superseded_pin_records(written_before=cutoff),
+    ),
 )
+
+
+def superseded_pin_records(*, written_before: datetime) -> QuerySet[PinRecord]:
+    """Pin records written before ``written_before`` that a newer record of their conversation
+    supersedes: never a conversation's newest record, nor its newest pin decision (a pin or an
+    absent pin), which the next turn reads (why it is absent, why it re-pins)."""
+    newer = PinRecord.objects.filter(conversation_id=OuterRef("conversation_id")).filter(
+        Q(created_at__gt=OuterRef("created_at"))
+        | Q(created_at=OuterRef("created_at"), id__gt=OuterRef("id"))
+    )
+    newer_decision = newer.exclude(outcome=PinRecord.Outcome.REPIN_REQUESTED)
+    return (
+        PinRecord.objects.filter(created_at__lt=written_before)
+        .filter(Exists(newer))
+        .filter(Q(outcome=PinRecord.Outcome.REPIN_REQUESTED) | Exists(newer_decision))
+    )
 
 
 def unpinned_blocks(*, stored_before: datetime) -> QuerySet[MemoryBlock]:

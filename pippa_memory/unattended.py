@@ -23,6 +23,7 @@ from pippa_memory.conf import memory_settings, why_memory_does_not_apply
 from pippa_memory.engine import contract
 from pippa_memory.engine.budget import seconds_left
 from pippa_memory.engine.client import call_engine
+from pippa_memory.member_text_hash import keyed_sha256
 from pippa_memory.models import UnattendedMemory
 from pippa_memory.pins.blocks import render_block
 from pippa_memory.pins.records import STALE_BLOCK, pin_conversation
@@ -45,7 +46,7 @@ def attach(
     """Store the run's bundle or brief and pin the conversation to its revision (for life, as any
     pin): it stands in the memory block's place at the run's turn."""
     text = without_nul(text)
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    digest = keyed_sha256(text)  # stored and shown: keyed, so staff cannot test a guess against it
     UnattendedMemory.objects.create(
         conversation=conversation, source=source, revision=revision, sha256=digest, text=text
     )

@@ -5,13 +5,16 @@ is appended) and every call is signed with ``PIPPA_MEMORY_BRAIN_SECRET`` by the
 ``standardwebhooks`` library, as the door checks it (``docs/brain-door.md``). During a rotation
 (several secrets, space-separated) the call carries a signature from each.
 
+Calls go through one ``requests.Session`` with connect and read deadlines and a cap on the
+answer's size (``--brain-connect-timeout``, ``--brain-timeout``, ``--brain-max-bytes``).
+
 A call either gives the door's output (:class:`Judgement`) or raises :class:`DoorFailed`, whose
 ``reason`` says in plain words what went wrong and whose ``transient`` says whether trying the
 same call again later may help (the door was busy, throttled, or still running it).
 """
 
 import json
-import os
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,9 +23,9 @@ from typing import Any
 import requests
 from standardwebhooks import Webhook
 
+from reference_engine.config import DEFAULTS
+
 DOOR_PATH = "/api/memory/brain/"
-ADDRESS_ENV = "WEBUI_ADDR"
-SECRET_ENV = "PIPPA_MEMORY_BRAIN_SECRET"
 #: Answers that mean "not now" rather than "no": the same call may be tried again later.
 TRANSIENT_STATUSES = {409, 429, 503}
 TRANSIENT_CODES = {"in_progress", "throttled", "busy"}
@@ -48,10 +51,10 @@ class Judgement:
     request_id: str
 
 
-def door_url(given: str | None) -> str:
-    """The door's URL from ``given`` (a URL, or a ``host:port`` address), else from
-    ``WEBUI_ADDR``; ``""`` when neither is set (the door is not configured)."""
-    address = (given if given is not None else os.environ.get(ADDRESS_ENV, "")).strip()
+def door_url(address: str) -> str:
+    """The door's URL from ``address`` (a URL, or the ``host:port`` the web server binds);
+    ``""`` when it is empty (the door is not configured)."""
+    address = address.strip()
     if not address:
         return ""
     if "://" in address:
@@ -66,17 +69,29 @@ def door_url(given: str | None) -> str:
     return f"http://{host}:{port}{DOOR_PATH}" if port else f"http://{address}{DOOR_PATH}"
 
 
-def door_secret(given: str | None) -> str:
-    """The signing secret(s): ``given``, else ``PIPPA_MEMORY_BRAIN_SECRET``."""
-    return (given if given is not None else os.environ.get(SECRET_ENV, "")).strip()
-
-
 class BrainClient:
-    """Signed calls to the door at ``url``; ``configured`` is False without a URL or a secret
-    (then every call fails at once, saying so)."""
+    """Signed calls to the door at ``url`` (see :func:`door_url`); ``configured`` is False without a URL or a secret
+    (then every call fails at once, saying so).
 
-    def __init__(self, url: str, secret: str, *, timeout: float = 30.0) -> None:
-        self.url, self.timeout = url, timeout
+    Every call goes through one ``requests.Session`` (its connections kept alive between asks),
+    with a connect and a read deadline and a cap on the answer's size; the session ignores the
+    environment's proxies and ``~/.netrc`` (``trust_env`` off), so a brain-door call and its
+    signature go only to the door.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        secret: str,
+        *,
+        timeout: float = DEFAULTS.brain_timeout,
+        connect_timeout: float = DEFAULTS.brain_connect_timeout,
+        max_bytes: int = DEFAULTS.brain_max_bytes,
+    ) -> None:
+        self.url, self.timeout, self.max_bytes = door_url(url), timeout, max_bytes
+        self.connect_timeout = min(connect_timeout, timeout)
+        self.session = requests.Session()
+        self.session.trust_env = False
         self.signers: list[Webhook] = []
         self.problem = ""
         for each in secret.split():
@@ -105,11 +120,18 @@ class BrainClient:
         }
 
     def assemble(
-        self, soul: str, data: dict[str, Any], *, webhook_id: str | None = None
+        self,
+        soul: str,
+        data: dict[str, Any],
+        *,
+        viewer: str | None = None,
+        webhook_id: str | None = None,
     ) -> Judgement:
-        """Ask the door to ``assemble`` for ``soul``; a repeated ``webhook_id`` with the same
-        body gets the door's stored answer and runs no vessel again."""
-        return self.judge("assemble", soul, data, webhook_id=webhook_id)
+        """Ask the door to ``assemble`` for ``soul``, from facts ``viewer`` may see (None: an
+        unattended run, household only), so the door can leave out any its site knows that viewer
+        may no longer see; a repeated ``webhook_id`` with the same body gets the door's stored
+        answer and runs no vessel again."""
+        return self.judge("assemble", soul, data, viewer=viewer, webhook_id=webhook_id)
 
     def curate(
         self, soul: str, data: dict[str, Any], *, webhook_id: str | None = None
@@ -118,43 +140,71 @@ class BrainClient:
         return self.judge("curate", soul, data, webhook_id=webhook_id)
 
     def judge(
-        self, role: str, soul: str, data: dict[str, Any], *, webhook_id: str | None = None
+        self,
+        role: str,
+        soul: str,
+        data: dict[str, Any],
+        *,
+        viewer: str | None = None,
+        webhook_id: str | None = None,
     ) -> Judgement:
         """One signed call of ``role``; :class:`DoorFailed` saying why when it gave nothing."""
         if not self.configured:
             raise DoorFailed(self.problem)
-        body = json.dumps({"role": role, "soul": soul, "input": data}, sort_keys=True)
+        request = {"role": role, "soul": soul, "viewer": viewer, "input": data}
+        body = json.dumps(request, sort_keys=True)
         webhook_id = webhook_id or f"msg_{uuid.uuid4().hex}"
+        deadline = time.monotonic() + self.timeout
         try:
-            reply = requests.post(
+            with self.session.post(
                 self.url,
                 data=body.encode("utf-8"),
                 headers=self.headers(webhook_id, body),
-                timeout=(min(3.0, self.timeout), self.timeout),
+                timeout=(self.connect_timeout, self.timeout),
                 allow_redirects=False,
-            )
+                stream=True,
+            ) as reply:
+                content = self.read_capped(reply, deadline)
         except requests.Timeout as exc:
             raise DoorFailed(f"the brain door did not answer within {self.timeout:g} s") from exc
         except requests.RequestException as exc:
             raise DoorFailed(f"the brain door could not be reached ({type(exc).__name__})") from exc
-        return judgement_of(reply, role)
+        return judgement_of(reply.status_code, content, role)
+
+    def read_capped(self, reply: requests.Response, deadline: float) -> bytes:
+        """The answer's body, at most ``max_bytes`` of it, read by ``deadline`` (the read
+        timeout bounds each wait, this the whole: a door dripping bytes cannot hold the thinker)."""
+        declared = reply.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            raise DoorFailed(f"the brain door's answer was larger than {self.max_bytes} bytes")
+        content = bytearray()
+        for piece in reply.iter_content(chunk_size=65536):
+            content += piece
+            if len(content) > self.max_bytes:
+                raise DoorFailed(f"the brain door's answer was larger than {self.max_bytes} bytes")
+            if time.monotonic() > deadline:
+                raise DoorFailed(f"the brain door did not answer within {self.timeout:g} s")
+        return bytes(content)
+
+    def close(self) -> None:
+        """Close the session's kept-alive connections."""
+        self.session.close()
 
 
-def judgement_of(reply: requests.Response, role: str = "assemble") -> Judgement:
-    """The door's answer to ``role`` as a :class:`Judgement`, else :class:`DoorFailed`."""
+def judgement_of(status: int, content: bytes, role: str = "assemble") -> Judgement:
+    """The door's answer to ``role`` (its status and body) as a :class:`Judgement`, else
+    :class:`DoorFailed` saying why."""
     try:
-        body = reply.json()
+        body = json.loads(content)
     except ValueError:
         body = None
-    if reply.status_code != 200:
+    if status != 200:
         error = body.get("error", {}) if isinstance(body, dict) else {}
         code = error.get("code", "") if isinstance(error, dict) else ""
         message = error.get("message", "") if isinstance(error, dict) else ""
-        transient = reply.status_code in TRANSIENT_STATUSES and code in TRANSIENT_CODES
+        transient = status in TRANSIENT_STATUSES and code in TRANSIENT_CODES
         said = f" {code}: {message}" if code else ""
-        raise DoorFailed(
-            f"the brain door answered {reply.status_code}{said}".rstrip(), transient=transient
-        )
+        raise DoorFailed(f"the brain door answered {status}{said}".rstrip(), transient=transient)
     output = body.get("output") if isinstance(body, dict) else None
     problem = output_problem(output, role)
     if problem:

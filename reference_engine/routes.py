@@ -130,7 +130,8 @@ def route_ask(call: Call) -> Answer:
 
 
 def route_answers(call: Call, conversation: str) -> Answer:
-    return 200, {"answers": call.state.answers(conversation)}, {}
+    answers = call.state.answers(conversation)
+    return 200, {"answers": answers if call.v3 else [without(a, "items") for a in answers]}, {}
 
 
 def route_ack(call: Call, conversation: str) -> Answer:

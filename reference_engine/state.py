@@ -14,9 +14,10 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from reference_engine.block_budget import DEFAULT_BLOCK_CHARS, HEADING_ROOM, bundle_heading
+from reference_engine.block_budget import HEADING_ROOM, bundle_heading
 from reference_engine.blocks import block_answer
 from reference_engine.brain_client import BrainClient
+from reference_engine.config import DEFAULTS
 from reference_engine.events import remembered_by_event
 from reference_engine.souls import STOP_WORDS, Memory, UnknownItem, now_iso, words_of
 from reference_engine.storage import asks as ask_rows
@@ -50,9 +51,9 @@ class EngineState:
         self,
         database: Database,
         *,
-        answer_delay: float = 1.0,
+        answer_delay: float = DEFAULTS.answer_delay,
         brain: BrainClient | None = None,
-        block_chars: int = DEFAULT_BLOCK_CHARS,
+        block_chars: int = DEFAULTS.block_chars,
     ) -> None:
         self.database = database
         self.clock: Callable[[], float] = time.time
@@ -198,6 +199,7 @@ class EngineState:
                     }
                 raise
             rows.forget_memories(cursor, soul, [memory.seq])
+            ask_rows.drop_answers_built_on(cursor, soul, [memory.id])
             head = revision_name(head_number(cursor, soul))
         return {"forgotten": item_id, "revision": head}
 
@@ -217,6 +219,10 @@ class EngineState:
             memory = rows.find_memory(cursor, soul, item_id, viewer=viewer)
             if scope is not None:
                 rows.rescope_memory(cursor, soul, memory, scope)
+            if scope == "private":  # its answers to anyone but its owner are taken back
+                ask_rows.drop_answers_built_on(
+                    cursor, soul, [memory.id], spared_viewer=memory.owner
+                )
             if keep is not None:
                 rows.mark_kept(cursor, soul, memory, keep)
             head = revision_name(head_number(cursor, soul))
@@ -227,6 +233,7 @@ class EngineState:
         with self.database.write() as cursor:
             doomed = rows.member_items(cursor, soul, member)
             rows.forget_memories(cursor, soul, [seq for seq, _ in doomed])
+            ask_rows.drop_answers_built_on(cursor, soul, [i for _, i in doomed])
             head = revision_name(head_number(cursor, soul))
         return {"forgotten": len(doomed), "ids": [i for _, i in doomed], "revision": head}
 
@@ -263,7 +270,8 @@ class EngineState:
         return ask_id
 
     def answers(self, conversation: str) -> list[dict[str, Any]]:
-        """The conversation's unacknowledged answers that are ready; each is written once.
+        """The conversation's unacknowledged answers that are ready, each with the ids of the
+        memories it was made from (``items``); each is written once.
 
         With a brain door, the thinker's worker writes them (never this request); without one,
         an answer needs no judgement, so a ready ask is answered here, saying so.
@@ -275,7 +283,7 @@ class EngineState:
             ready = [a for a in ready if a["answer_id"]]
         unanswered = [a for a in ready if not a["answer_id"]]
         for ask in unanswered:
-            self.thinker.write(ask, self.thinker.answer(ask) or "")
+            self.thinker.answer_now(ask)
         if unanswered:  # another request may have written first: read what was kept
             with self.database.read() as cursor:
                 kept = {a["id"]: a for a in ask_rows.open_asks(cursor, conversation)}
@@ -287,8 +295,10 @@ class EngineState:
                 "question": a["question"],
                 "answer": a["answer"],
                 "answered_at": a["answered_at"],
+                "items": a["answer_items"],
             }
             for a in ready
+            if a["answer_id"]
         ]
 
     def ack(self, conversation: str, ids: list[str]) -> None:

@@ -1,9 +1,13 @@
 """The engine's judgement, borrowed through the brain door: answers to asks, wake briefs, and the
 curation of blocks (:mod:`.curation`, run by the same background worker).
 
-An ask is answered from the memories its viewer may see (a ranked recall of its question), which
-the door's ``assemble`` role turns into the answer. The answer is written once into the ask's row
-(:mod:`.storage.asks`), so the next turn's answers fetch finds it. With a door configured this
+An ask is answered from the memories its viewer may see when the answer is made (a ranked recall
+of its question, read at that moment, never at the ask), which the door's ``assemble`` role turns
+into the answer; the door is told the viewer, so it can leave out what its site knows that viewer
+may no longer see. The answer is written once into the ask's row (:mod:`.storage.asks`) with the
+ids of every memory offered, so the next turn's answers fetch finds it and the plug-in can check
+it like a block; it is written only if each of those memories is still visible to the viewer
+(checked in the writing transaction), else the ask is answered afresh. With a door configured this
 runs off the request path: a :class:`Thinker` thread in the engine process picks the asks that are
 due from the database, so an ask left pending by a killed engine is answered after a restart.
 Without one there is nothing slow to wait for, and the answers fetch writes the answer itself.
@@ -27,6 +31,7 @@ from reference_engine.curation import Curator
 from reference_engine.selection import Candidate, choose, render
 from reference_engine.souls import now_iso
 from reference_engine.storage import asks as ask_rows
+from reference_engine.storage.memories import all_visible
 from reference_engine.storage.ranking import most_recent
 from reference_engine.storage.revisions import head_number, revision_name
 
@@ -44,6 +49,8 @@ RETRY_WINDOW = 120.0
 """Seconds an ask keeps being tried while the door says "not now" (busy, throttled, running)."""
 RETRY_PAUSE = 2.0
 POLL_SECONDS = 0.5
+WRITE_TRIES = 3
+"""Times an answer made on a request's thread is made afresh when a memory it used went away."""
 NOTHING_REMEMBERED = "nothing is remembered about that yet."
 ASK_PURPOSE = (
     "Answer this question from a member of the household, using only these memories: {question!r}. "
@@ -84,11 +91,14 @@ class Thinker:
         return self.brain.configured
 
     # -- asks -----------------------------------------------------------------------------------
-    def answer(self, ask: dict[str, Any]) -> str | None:
-        """The answer to ``ask`` in words, or None to try again later (the door said "not now")."""
+    def answer(self, ask: dict[str, Any]) -> tuple[str, list[str]] | None:
+        """The answer to ``ask`` in words with the ids of the memories it was made from, or None
+        to try again later (the door said "not now"). Visibility is read now, for the ask's
+        viewer: a memory forgotten or made private since the ask was taken is not offered."""
         found = self.state.recall(ask["soul"], ask["question"], ASK_FACTS, viewer=ask["viewer"])
         if not found["items"]:
-            return NOTHING_REMEMBERED
+            return NOTHING_REMEMBERED, []
+        ids = [item["id"] for item in found["items"]]
         facts = [{"id": item["id"], "text": item["text"]} for item in found["items"]]
         purpose = ASK_PURPOSE.format(question=ask["question"][:1500])
         data = {"purpose": purpose, "facts": facts, "budget_chars": ANSWER_BUDGET}
@@ -97,14 +107,14 @@ class Thinker:
             # The same ask with the same memories is the same call: a replay after a restart
             # gets the door's stored answer instead of running a vessel again.
             judgement = self.brain.assemble(
-                ask["soul"], data, webhook_id=f"engine_{ask['id']}_{digest}"
+                ask["soul"], data, webhook_id=f"engine_{ask['id']}_{digest}", viewer=ask["viewer"]
             )
         except DoorFailed as failed:
             if failed.transient and self.may_retry(ask["id"]):
                 return None
-            return could_not(failed.reason, found)
+            return could_not(failed.reason, found), ids
         block = judgement.output["block"].strip()
-        return block or could_not("the vessel put nothing together from the memories", found)
+        return (block or could_not("the vessel put nothing together from the memories", found)), ids
 
     def may_retry(self, ask_id: str) -> bool:
         now = time.monotonic()
@@ -112,13 +122,28 @@ class Thinker:
         self.next_try[ask_id] = now + RETRY_PAUSE
         return now - first < RETRY_WINDOW
 
-    def write(self, ask: dict[str, Any], answer: str) -> None:
+    def write(self, ask: dict[str, Any], answer: str, items: list[str]) -> bool:
+        """Write ``answer`` into the ask's row, unless one of ``items`` is no longer visible to
+        the ask's viewer (forgotten or made private while the answer was made): False then, and
+        the ask stays open to be answered afresh."""
         with self.state.database.write() as cursor:
+            if not all_visible(cursor, ask["soul"], items, viewer=ask["viewer"]):
+                return False
             ask_rows.write_answer(
-                cursor, ask["id"], f"ans_{uuid.uuid4().hex[:16]}", answer, now_iso()
+                cursor, ask["id"], f"ans_{uuid.uuid4().hex[:16]}", answer, now_iso(), items
             )
         self.first_try.pop(ask["id"], None)
         self.next_try.pop(ask["id"], None)
+        return True
+
+    def answer_now(self, ask: dict[str, Any]) -> None:
+        """Answer ``ask`` on the caller's thread (no door: nothing slow), afresh while what it was
+        made from changes under it, a few times at most."""
+        for _ in range(WRITE_TRIES):
+            answered = self.answer(ask)
+            text, items = answered if answered is not None else ("", [])
+            if self.write(ask, text, items):
+                return
 
     def answer_due(self) -> int:
         """Answer every ask that is due and not held back; returns how many were written."""
@@ -130,9 +155,8 @@ class Thinker:
                 break
             if self.next_try.get(ask["id"], 0.0) > time.monotonic():
                 continue
-            answer = self.answer(ask)
-            if answer is not None:
-                self.write(ask, answer)
+            answered = self.answer(ask)
+            if answered is not None and self.write(ask, *answered):
                 written += 1
         return written
 
@@ -160,11 +184,20 @@ class Thinker:
             self.nudge.wait(POLL_SECONDS)
             self.nudge.clear()
 
-    def stop(self) -> None:
+    def ask_to_stop(self) -> None:
+        """Stop at the next ask, at once: the one whose brain call is under way is finished and
+        written first, and those still due are left for the next start."""
         self.stopping.set()
         self.nudge.set()
-        if self.thread is not None:
-            self.thread.join(timeout=10)
+
+    def stop(self, *, timeout: float = 10.0) -> bool:
+        """:meth:`ask_to_stop`, then wait for it: True once the worker has ended (or never ran),
+        False if ``timeout`` came first."""
+        self.ask_to_stop()
+        if self.thread is None:
+            return True
+        self.thread.join(timeout=timeout)
+        return not self.thread.is_alive()
 
     # -- briefs ---------------------------------------------------------------------------------
     def brief(self, soul: str) -> dict[str, Any]:

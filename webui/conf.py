@@ -47,7 +47,7 @@ DEFAULTS: dict[str, Any] = {
     "VAULT_CACHE_MAX_BYTES": 16 * 1024 * 1024,
     # The lease a running turn holds its conversation by (webui.turns.lock), in seconds, renewed by
     # a heartbeat every third of it: a process killed mid-turn frees the conversation this long
-    # after its last beat.
+    # after its last beat. An unattended run is held by a lease as long (webui.unattended.lease).
     "TURN_LEASE_SECONDS": 15.0,
     # Seconds between the heartbeats each long-running process writes (webui.health): the health
     # page calls a process that has not beaten for three of them stopped.

@@ -41,6 +41,10 @@ timeout = 60
 # On shutdown, running requests (and streams) get this long to finish before the worker is killed;
 # a reply still being written after two thirds of it is saved as far as it got (below).
 graceful_timeout = 30
+# No request-line limit of gunicorn's own (0: up to its hard bound of about a megabyte): past it
+# gunicorn answers an HTML page of its own, so the site refuses a long address itself, with a 414
+# in its own shape (webui/web/long_url_guard.py).
+limit_request_line = 0
 # gunicorn's control socket (runtime management) is a fixed path in the home folder by default, so
 # two sites on one machine would clash over it; nothing here uses it.
 control_socket_disable = True

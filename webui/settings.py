@@ -18,12 +18,15 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
-# A fixed development key keeps the demo's sessions valid across restarts. The production profile
-# refuses to start without DJANGO_SECRET_KEY.
+# A fixed development key, for manage.py and tests run by hand only: `make run` sets a random key of
+# its own (kept in .make-run-secrets: webui/local_secrets.py), and the production profile refuses to
+# start without DJANGO_SECRET_KEY.
 SECRET_KEY = env.str(
     "DJANGO_SECRET_KEY",
     default="django-insecure-development-key-only-for-the-local-demo-never-deploy-this",
 )
+# Old keys still accepted while rotating (sessions and the ledger's keyed hashes: docs/deployment.md).
+SECRET_KEY_FALLBACKS = env.list("DJANGO_SECRET_KEY_FALLBACKS", default=[])
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
@@ -47,6 +50,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # An address too long to read is a 414 in the site's shape (gunicorn lets it through).
+    "webui.web.long_url_guard.RefuseLongUrlMiddleware",
     # Before anything reads the request: a NUL where a member can type is a 400, never a 500.
     "webui.web.nul_guard.RefuseNulMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

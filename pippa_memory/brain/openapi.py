@@ -30,6 +30,16 @@ REQUEST: dict[str, Any] = {
                         "may not serve the door). Leave out to let the door choose by priority."
                     ),
                 },
+                "viewer": {
+                    "type": ["string", "null"],
+                    "minLength": 1,
+                    "maxLength": 64,
+                    "description": (
+                        "The member the memory items in the input are for (null or absent: "
+                        "household only); items forgotten or made private to anyone else on "
+                        "this site are left out before a vessel reads them."
+                    ),
+                },
                 "input": role.input_schema,
             },
         }

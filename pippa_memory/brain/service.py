@@ -8,6 +8,7 @@ each answer is checked against the schema and the role's meaning rules, with one
 per vessel. Every attempt is kept, with what it cost, for the reply and the audit row.
 """
 
+import logging
 import time
 import uuid
 from dataclasses import dataclass, field, replace
@@ -16,12 +17,15 @@ from typing import Any
 import jsonschema
 
 from pippa_memory.brain.roles import ROLES, Role
+from pippa_memory.pins.tombstones import tombstoned_items
 from webui.models import Soul, Vessel
 from webui.prompt.types import Prompt
 from webui.text.canonical import canonical_json
 from webui.vessels.base import VesselAdapter, normalised_usage
 from webui.vessels.errors import VesselError
 from webui.vessels.registry import adapter_for
+
+logger = logging.getLogger(__name__)
 
 # A slug, as Django's SlugField has it; anything else can be refused before any query.
 SLUG = "^[-a-zA-Z0-9_]+$"
@@ -35,8 +39,12 @@ REQUEST_SCHEMA: dict[str, Any] = {
         "soul": {"type": "string", "pattern": SLUG, "maxLength": 50},
         "input": {"type": "object"},
         "vessel": {"type": "string", "pattern": SLUG, "maxLength": 50},
+        # Whom the facts are for: a member id, or null (or absent) for household items only.
+        "viewer": {"type": ["string", "null"], "minLength": 1, "maxLength": 64},
     },
 }
+#: Per role, the input list whose entries are memory items ({id, text}) a vessel would read.
+MEMORY_LISTS = {"assemble": "facts", "curate": "items"}
 
 
 @dataclass
@@ -118,7 +126,31 @@ def validate_request(body: Any) -> tuple[Role, Soul, dict[str, Any], Vessel | No
         raise BrainFailure(
             404, "unknown_soul", "Unknown soul.", {"soul": f"No soul {body['soul']!r}."}
         )
+    data = without_tombstoned(role, soul, data, viewer=body.get("viewer"))
     return role, soul, data, named_vessel(body.get("vessel"))
+
+
+def without_tombstoned(
+    role: Role, soul: Soul, data: dict[str, Any], *, viewer: str | None
+) -> dict[str, Any]:
+    """``data`` without the memory items tombstoned here for ``viewer`` (forgotten, or made
+    private to someone else; with no viewer, any tombstone), whatever the engine believes: a
+    forget or make-private it never confirmed is treated as done, so no vessel reads the item."""
+    key = MEMORY_LISTS.get(role.name)
+    if key is None:
+        return data
+    ids = [entry["id"] for entry in data[key]]
+    gone = tombstoned_items(soul_id=soul.pk, viewer=viewer or "", items=ids)
+    if not gone:
+        return data
+    logger.info(
+        "The brain door left out %d %s tombstoned for viewer %s: %s",
+        len(gone),
+        key,
+        viewer or "(household only)",
+        ", ".join(sorted(gone)),
+    )
+    return {**data, key: [entry for entry in data[key] if entry["id"] not in gone]}
 
 
 def named_vessel(slug: str | None) -> Vessel | None:

@@ -15,7 +15,6 @@ refusal before the signature is proved counts against the caller's address first
 ``BRAIN_UNSIGNED_RATE`` it is a 429 with no audit row, so a flood cannot fill the table.
 """
 
-import hashlib
 import logging
 import time
 import uuid
@@ -37,6 +36,7 @@ from pippa_memory.brain.refusals import UNSIGNED_CHECKS, Refusal
 from pippa_memory.brain.service import BrainFailure, run_judgement
 from pippa_memory.brain.throttles import wait_for_signed_call, wait_for_unsigned_call
 from pippa_memory.conf import memory_settings
+from pippa_memory.member_text_hash import digest_matches, keyed_sha256
 from pippa_memory.models import BrainCall
 from webui.text.canonical import json_roundtrip
 from webui.text.untrusted_json import UnstorableText, UntrustedJSONError, parse_untrusted_json
@@ -232,10 +232,10 @@ class BrainDoorView(APIView):
         problem = webhook_id_problem(webhook_id)
         if problem:
             return finish(400, error_body("invalid_webhook_id", problem), BrainCall.Outcome.INVALID)
-        digest = hashlib.sha256(raw).hexdigest()
+        digest = keyed_sha256(raw)  # shown to staff: keyed, so no guess of the body can be tested
         earlier = BrainCall.objects.filter(webhook_id=webhook_id).first()
         if earlier is not None:
-            return self.replay(earlier, digest, raw, door)
+            return self.replay(earlier, raw, door)
         call.webhook_id = webhook_id
         call.body_sha256 = digest
         call.outcome = BrainCall.Outcome.RUNNING
@@ -246,7 +246,7 @@ class BrainDoorView(APIView):
         except IntegrityError:
             call.webhook_id = None
             earlier = BrainCall.objects.get(webhook_id=webhook_id)
-            return self.replay(earlier, digest, raw, door)
+            return self.replay(earlier, raw, door)
         return self.run_held(raw, door)
 
     def run_held(self, raw: bytes, door: DoorCall) -> HttpResponse:
@@ -304,12 +304,12 @@ class BrainDoorView(APIView):
         }
         return finish(200, reply, BrainCall.Outcome.ANSWERED)
 
-    def replay(self, earlier: BrainCall, digest: str, raw: bytes, door: DoorCall) -> HttpResponse:
+    def replay(self, earlier: BrainCall, raw: bytes, door: DoorCall) -> HttpResponse:
         """Answer a repeated ``webhook-id``: the stored bytes, 409 while a live process runs the
         first call, or the call run again when the process that held it is gone."""
         call, finish = door.row, door.finish
         call.role, call.soul = earlier.role, earlier.soul
-        if earlier.body_sha256 != digest:
+        if not digest_matches(earlier.body_sha256, raw):
             return finish(
                 422,
                 error_body(

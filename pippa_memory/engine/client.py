@@ -170,8 +170,9 @@ def call_engine(
             request_id=request_id,
         )
     except EngineFailure as failure:
+        # The path only: a query string may hold a member's words (a search's ``q``).
         return _absent_after(
-            failure, call=f"{method} {path}", started=started, request_id=request_id
+            failure, call=f"{method} {path.split('?')[0]}", started=started, request_id=request_id
         )
     return _outcome_of(answer, data, latency_ms=_milliseconds_since(started), request_id=request_id)
 

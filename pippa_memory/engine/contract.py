@@ -104,11 +104,20 @@ ANSWERS: dict[str, Any] = all_required(
         "answers": {
             "type": "array",
             "items": all_required(
-                {"id": TEXT, "ask_id": TEXT, "question": TEXT, "answer": TEXT, "answered_at": TEXT}
+                {
+                    "id": TEXT,
+                    "ask_id": TEXT,
+                    "question": TEXT,
+                    "answer": TEXT,
+                    "answered_at": TEXT,
+                    "items": IDS,
+                }
             ),
         }
     }
 )
+"""Answers ready for a conversation, each with (version 3) the ids of the memories it was made
+from, so one made from a memory since forgotten can be told and withheld."""
 
 BRIEF: dict[str, Any] = all_required(
     {"brief": TEXT, "revision": REVISION, "items": IDS, "viewer": {"type": "null"}}

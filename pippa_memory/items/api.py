@@ -26,7 +26,7 @@ from webui.api.errors import error_response
 from webui.api.views import ERROR
 from webui.models import Soul
 
-QUERY_LENGTH = 200
+QUERY_LENGTH = services.QUERY_LENGTH
 
 
 class SoulQuerySerializer(serializers.Serializer):
@@ -41,7 +41,12 @@ class SoulQuerySerializer(serializers.Serializer):
 
 class ItemQuerySerializer(SoulQuerySerializer):
     q = serializers.CharField(max_length=QUERY_LENGTH, required=False, allow_blank=True)
-    cursor = serializers.CharField(max_length=QUERY_LENGTH, required=False, allow_blank=True)
+    cursor = serializers.CharField(
+        max_length=services.CURSOR_LENGTH,
+        required=False,
+        allow_blank=True,
+        help_text="A listing's ``next``.",
+    )
 
 
 class ItemChangeSerializer(serializers.Serializer):
@@ -67,6 +72,8 @@ class SaidBySerializer(serializers.Serializer):
 
 
 class SourceSerializer(serializers.Serializer):
+    """Where the item was said: only for the viewer's own chats, null for anyone else's."""
+
     conversation = serializers.CharField(allow_null=True)
     message = serializers.CharField(allow_null=True)
     tool_use = serializers.CharField(allow_null=True)
@@ -164,17 +171,25 @@ def refusal_response(refusal: services.MemoryRefusal) -> Response:
     )
 
 
+#: The ``source`` of an item that did not come from one of the viewer's own chats.
+NO_SOURCE = {"conversation": None, "message": None, "tool_use": None}
+
+
 def item_json(
     request: Request,
     item: services.MemoryItem,
     turn_url: str | None,
     new_chats: services.NewChatMemory | None = None,
 ) -> dict[str, Any]:
-    """``item`` with what the viewer may do, and whether a chat of theirs begun now carries it
-    (``new_chats``: the head as they see it; not known, it is false)."""
+    """``item`` in the engine's shape with what the viewer may do, and whether a chat of theirs
+    begun now carries it (``new_chats``: the head as they see it; not known, it is false). Its
+    ``source`` ids show only when it came from one of the viewer's own chats (``turn_url`` is then
+    set): another member's conversation and message ids, or an unattended run's, show as null."""
     user = request.user
+    shape = item.as_engine_shape()
     return {
-        **item.as_engine_shape(),
+        **shape,
+        "source": shape["source"] if turn_url else NO_SOURCE,
         "yours": services.said_it(user, item),
         "may_forget": services.may_forget(user, item),
         "may_change_scope": services.may_change_scope(user, item),

@@ -271,7 +271,7 @@ def forget_member(*, soul: Soul, user: AbstractBaseUser, member: str) -> Changed
             message="Only a memory manager can forget a member.",
             status=403,
         )
-    if not member or len(member) > services.ITEM_ID_LENGTH:
+    if not services.usable_id(member):
         raise MemoryRefusal(code="not_found", message="No such member.", status=404)
     started = forgetting.now()
     said = services.fetch_said_by(soul=soul, member=member)

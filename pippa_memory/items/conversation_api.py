@@ -3,19 +3,22 @@ block holds for its member, and how many memories came since) and ``POST .../ref
 up to date at its next turn: one recorded re-pin, reason ``member_refresh``).
 
 Only the conversation's own member: anyone else, staff included, gets 404 as on the other
-conversation routes. An engine that is down, or memory switched off, is ``memory_unavailable``
+conversation routes. A member may refresh ``PIPPA_MEMORY_REFRESH_RATE`` times a window (each is a
+re-pin, a prompt-cache miss and a pin record); past it 429 ``too_many_refreshes`` with
+``Retry-After``, nothing changed. An engine that is down, or memory switched off, is ``memory_unavailable``
 503 with the reason, as on the other memory routes; a refresh then changes nothing.
 """
 
 from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from pippa_memory.brain.throttles import configured_rate, take_a_place
 from pippa_memory.items import services
 from pippa_memory.items.api import errors, refusal_response
 from pippa_memory.items.conversation_memory import (
@@ -25,6 +28,7 @@ from pippa_memory.items.conversation_memory import (
     refresh_conversation,
 )
 from pippa_memory.items.wording import said_words
+from webui.api.errors import error_response
 from webui.api.views import ERROR
 from webui.models import Conversation
 from webui.web.selectors import conversations_for
@@ -86,6 +90,27 @@ def memory_json(request: Request, memory: ConversationMemory, soul_name: str) ->
     }
 
 
+def past_refresh_rate(request: Request) -> Response | None:
+    """429 ``too_many_refreshes`` with ``Retry-After`` when the member has brought chats up to
+    date ``PIPPA_MEMORY_REFRESH_RATE`` times in its window already (counted in the shared cache,
+    so across every process); ``None`` when this one may go on."""
+    rate = configured_rate("REFRESH_RATE")
+    if rate is None:
+        return None
+    wait = take_a_place(scope="member-refresh", caller=str(request.user.pk), rate=rate)
+    if wait is None:
+        return None
+    response = error_response(
+        code="too_many_refreshes",
+        message=f"This chat's memory was brought up to date {rate.calls} times already in a "
+        f"short while; each one makes the next reply start afresh. Try again in {wait} s.",
+        status_code=status.HTTP_429_TOO_MANY_REQUESTS,
+        details={"limit": rate.calls, "seconds": rate.seconds},
+    )
+    response["Retry-After"] = str(wait)
+    return response
+
+
 class ConversationMemoryView(APIView):
     """``GET``: what the conversation's pinned memory holds for its member, and what came since."""
 
@@ -112,10 +137,18 @@ class ConversationRefreshView(APIView):
             200: RefreshSerializer,
             **errors(403, 404, 503),
             409: OpenApiResponse(ERROR, description="A temporary chat (not_remembered)."),
+            429: OpenApiResponse(
+                ERROR,
+                description="The member brought chats up to date PIPPA_MEMORY_REFRESH_RATE "
+                "times already (too_many_refreshes); nothing changed. Retry-After says when "
+                "to try again.",
+            ),
         },
     )
     def post(self, request: Request, conversation_id: str) -> Response:
         conversation = own_chat(request, conversation_id)
+        if refusal := past_refresh_rate(request):
+            return refusal
         try:
             refresh_conversation(conversation=conversation, user=request.user)
             memory = conversation_memory(conversation=conversation, user=request.user)

@@ -10,6 +10,11 @@ engine is asked to change anything (:mod:`pippa_memory.items.changes`):
 * an account holding :data:`MANAGE_MEMORY` may also forget any household item, see each member's
   count of private items (never their text), and forget everything one member said.
 
+What a member sends is checked before it is passed on, so no input of theirs can make the engine
+fail for everyone (a failure counts against the breaker): a search's length and characters, an
+item's or member's id, and a listing cursor, which must be one this site handed that member
+(:mod:`pippa_memory.items.cursors`). Each is refused as a 400 naming the problem, with no call.
+
 Every call here has the management budget (``MANAGE_BUDGET``), not the chat turn's. Nothing here
 raises for the engine being down or memory being off: every call that did not work raises
 :class:`MemoryRefusal` with a code, a message a person can act on and, for
@@ -32,6 +37,7 @@ from pippa_memory.conf import memory_settings
 from pippa_memory.engine import contract
 from pippa_memory.engine.client import EngineOutcome, call_engine
 from pippa_memory.engine.members import may_see, member_id
+from pippa_memory.items import cursors
 from pippa_memory.pins.tombstones import tombstoned_items
 from webui.models import Soul
 
@@ -42,6 +48,9 @@ NOT_YOURS = "not_yours"
 PAGE_SIZE = 20
 #: What the engine's item ids may look like; anything else is no item (never part of a path).
 ITEM_ID_LENGTH = 200
+#: The longest search passed on to the engine, and the longest listing cursor taken back.
+QUERY_LENGTH = 200
+CURSOR_LENGTH = 1000
 
 UNAVAILABLE_WORDS = {
     "memory_disabled": "Memory is switched off for this household (PIPPA_MEMORY_ENABLED=false).",
@@ -52,7 +61,7 @@ UNAVAILABLE_WORDS = {
 
 class MemoryRefusal(Exception):
     """A memory call that was not done: ``code`` (``memory_unavailable``, ``not_found``,
-    ``not_yours``, ``no_owner``, ``invalid_cursor``), what to tell the person, an HTTP status,
+    ``not_yours``, ``no_owner``, ``invalid_cursor``, ``invalid``), what to tell the person, an HTTP status,
     and for ``memory_unavailable`` the engine client's ``reason``."""
 
     def __init__(self, *, code: str, message: str, status: int, reason: str = "") -> None:
@@ -198,8 +207,7 @@ def refused(outcome: EngineOutcome) -> MemoryRefusal:
         message = "This memory was kept by an unattended run: no member owns it to keep it private."
         return MemoryRefusal(code="no_owner", message=message, status=409)
     if outcome.status == 400 and code == "invalid_cursor":
-        message = "That page of memories is not one the engine gave; start from the first page."
-        return MemoryRefusal(code="invalid_cursor", message=message, status=400)
+        return invalid_cursor()
     return MemoryRefusal(
         code="memory_unavailable",
         message=f"Memory is unavailable: {unavailable_words(outcome)}",
@@ -247,6 +255,14 @@ def visible_items(*, soul: Soul, viewer: str, items: list[dict[str, Any]]) -> li
     return visible
 
 
+def usable_id(value: str) -> bool:
+    """Whether ``value`` may name an item or a member in a path to the engine: 1 to
+    :data:`ITEM_ID_LENGTH` characters, none of them a control character."""
+    return 0 < len(value) <= ITEM_ID_LENGTH and not any(
+        ord(ch) < 32 or ord(ch) == 127 for ch in value
+    )
+
+
 def no_such_item() -> MemoryRefusal:
     return MemoryRefusal(
         code="not_found", message="No such memory, or not one you can see.", status=404
@@ -259,18 +275,43 @@ def fetch_items_page(
 ) -> ItemsPage:
     """One page of the items ``user`` may see of ``soul``'s memory, newest first, matching the
     words of ``q`` (empty: all). Household items and the user's own private items only."""
-    query = {"viewer": member_id(user), "q": q, "limit": str(limit)}
+    viewer = member_id(user)
+    query = {"viewer": viewer, "q": checked_query(q), "limit": str(limit)}
     if cursor:
-        query["cursor"] = cursor
+        try:
+            query["cursor"] = cursors.taken_back(cursor, soul=soul.slug, viewer=viewer)
+        except cursors.BadCursor:
+            raise invalid_cursor() from None
     data = ask_engine(
         "GET", f"{soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS
     )
-    visible = visible_items(soul=soul, viewer=member_id(user), items=data["items"])
-    gone = tombstoned_items(
-        soul_id=soul.pk, viewer=member_id(user), items=[item["id"] for item in visible]
-    )
+    visible = visible_items(soul=soul, viewer=viewer, items=data["items"])
+    gone = tombstoned_items(soul_id=soul.pk, viewer=viewer, items=[item["id"] for item in visible])
     items = [MemoryItem.from_engine(item) for item in visible if item["id"] not in gone]
-    return ItemsPage(items=items, next=data["next"], revision=data["revision"])
+    following = cursors.handed_out(data["next"], soul=soul.slug, viewer=viewer)
+    return ItemsPage(items=items, next=following, revision=data["revision"])
+
+
+def checked_query(q: str) -> str:
+    """``q`` if it may be passed on as a search; :class:`MemoryRefusal` ``invalid`` (400) for one
+    over :data:`QUERY_LENGTH` characters or holding a control character (a NUL no database can
+    hold among them), refused before the engine is asked."""
+    if len(q) > QUERY_LENGTH:
+        return refuse_input(
+            f"A search may be at most {QUERY_LENGTH} characters: shorten it and search again."
+        )
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in q):
+        return refuse_input("A search may not hold control characters (such as NUL).")
+    return q
+
+
+def refuse_input(message: str) -> str:
+    raise MemoryRefusal(code="invalid", message=message, status=400)
+
+
+def invalid_cursor() -> MemoryRefusal:
+    message = "That page of memories is not one this site gave; start from the first page."
+    return MemoryRefusal(code="invalid_cursor", message=message, status=400)
 
 
 def fetch_new_chat_memory(*, soul: Soul, user: AbstractBaseUser) -> NewChatMemory:
@@ -330,7 +371,7 @@ def fetch_item(
     not exist, is not visible, or is tombstoned here for ``viewer`` (a forget or a make-private
     the engine did not confirm); ``even_if_forgotten_here`` finds it all the same, so a forget
     asked again reaches the engine and settles it."""
-    if not item_id or len(item_id) > ITEM_ID_LENGTH:
+    if not usable_id(item_id):
         raise no_such_item()
     path = f"{soul_path(soul, 'items', item_id)}?{urlencode({'viewer': viewer})}"
     data = ask_engine("GET", path, schema=contract.ITEM_FOUND)

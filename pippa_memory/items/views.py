@@ -28,7 +28,7 @@ from pippa_memory.items.wording import said_words, unavailable_for
 from pippa_memory.models import MemberPreference, Scope
 from webui.models import Soul
 
-QUERY_LENGTH = 200
+QUERY_LENGTH = services.QUERY_LENGTH
 
 
 class PreferenceForm(forms.ModelForm):
@@ -133,11 +133,13 @@ def memory_page(request: HttpRequest) -> HttpResponse:
         "may_manage": services.may_manage(request.user),
         "preference_form": PreferenceForm(instance=preference),
     }
-    if len(q) > QUERY_LENGTH or len(cursor) > QUERY_LENGTH:
+    status = 200
+    if len(q) > QUERY_LENGTH or len(cursor) > services.CURSOR_LENGTH:
         # Said, not cut short: a search for the first 200 characters is not what was asked.
         context["search_problem"] = (
             f"A search may be at most {QUERY_LENGTH} characters: shorten it and search again."
         )
+        status = 400
     elif soul is not None:
         try:
             listing = services.fetch_items_page(soul=soul, user=request.user, q=q, cursor=cursor)
@@ -147,8 +149,11 @@ def memory_page(request: HttpRequest) -> HttpResponse:
             if context["may_manage"]:
                 context["members"] = services.fetch_member_counts(soul=soul, user=request.user)
         except services.MemoryRefusal as refusal:
-            context["unavailable"] = unavailable_for(request.user, refusal, soul_name=soul.name)
-    return render(request, "pippa_memory/memory_page.html", context)
+            if refusal.status == 400:  # the search or the page asked for: said, nothing called
+                context["search_problem"], status = refusal.message, 400
+            else:
+                context["unavailable"] = unavailable_for(request.user, refusal, soul_name=soul.name)
+    return render(request, "pippa_memory/memory_page.html", context, status=status)
 
 
 @login_required

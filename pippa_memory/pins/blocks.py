@@ -23,7 +23,8 @@ from pippa_memory.conf import memory_settings
 from pippa_memory.engine import contract
 from pippa_memory.engine.client import call_engine
 from pippa_memory.engine.members import viewer_id, viewer_query
-from pippa_memory.models import MemoryBlock, sha256_of
+from pippa_memory.member_text_hash import digest_matches, keyed_sha256
+from pippa_memory.models import MemoryBlock
 from pippa_memory.pins.tombstones import tombstoned_items
 from webui.bounded_cache import BoundedCache
 from webui.models import Conversation
@@ -77,14 +78,14 @@ def revision_conflict(conversation: Conversation, *, revision: str, text: str) -
     """Whether the block for (soul, ``revision``, the conversation's viewer) is stored here with
     text other than ``text``: the engine broke its contract, and neither may be pinned. Logged
     once per process for that revision and viewer. Only reads."""
-    stored = (
-        MemoryBlock.objects.filter(
-            soul_id=conversation.soul_id, revision=revision, viewer=block_viewer(conversation)
-        )
-        .values_list("sha256", flat=True)
-        .first()
+    stored = MemoryBlock.objects.filter(
+        soul_id=conversation.soul_id, revision=revision, viewer=block_viewer(conversation)
     )
-    if stored is None or stored == sha256_of(text):
+    digest = stored.values_list("sha256", flat=True).first()
+    if digest is None or digest_matches(digest, text):
+        return False
+    # Keyed under a key since dropped, the hash cannot tell: the text itself can (rare, one read).
+    if stored.filter(text=text).exists():
         return False
     report_revision_conflict(conversation, revision=revision)
     return True
@@ -113,7 +114,7 @@ def store_block(
     """Store the block for (soul, revision, the conversation's viewer) with its item ids; an
     existing row with the same text is returned, since a revision's block for one viewer is
     immutable. Raises :class:`RevisionConflict` (logged once) when the row holds other text."""
-    digest = sha256_of(text)
+    digest = keyed_sha256(text)
     key = {"soul": conversation.soul, "revision": revision, "viewer": block_viewer(conversation)}
     try:
         with transaction.atomic():
@@ -122,7 +123,7 @@ def store_block(
             )
     except IntegrityError:
         block, created = MemoryBlock.objects.get(**key), False
-    if not created and block.sha256 != digest:
+    if not created and block.text != text:
         report_revision_conflict(conversation, revision=revision)
         raise RevisionConflict(revision)
     return block

@@ -4,10 +4,11 @@ At each turn, if the conversation has questions out, ready answers are fetched u
 budget and the breaker and put in the slot; they are acknowledged after the assistant row is
 saved, so each rides exactly one turn. An answer whose acknowledgement failed is offered again by
 the engine, but never rides a second turn: the reply that carried it is recorded, so it is only
-acknowledged again (:func:`split_ridden`). An answer to a question asked before a memory was
-forgotten (or made private to someone else) since does not ride either: the engine may have
-written it from that memory, and an answer names no item ids to check, so its text is withheld
-and the slot says so (:func:`withhold_across_forgets`). Whether questions are out is a flag on the conversation row
+acknowledged again (:func:`split_ridden`). An answer is checked like a block: it names the ids of
+the memories it was made from (contract v3 ``items``), and one that holds an item tombstoned here
+for the conversation's member (forgotten, or made private to someone else, whether or not the
+engine confirmed it, and whenever the question was asked) does not ride: its text is withheld and
+the slot and the page say so plainly (:func:`withhold_tombstoned`). Whether questions are out is a flag on the conversation row
 (:data:`QUESTIONS_OUT`), raised in the transaction that records an ask and lowered in the one that
 records its last answer, so a turn learns it with no query of its own. A crash before the reply
 is saved makes them ride the next turn instead: never lost. Their text
@@ -18,18 +19,17 @@ reply's transaction, so the chat page can show the conversation's member what ro
 """
 
 import logging
-from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Max, Q
 from django.utils import timezone
 
 from pippa_memory.conf import memory_settings
 from pippa_memory.engine import contract
 from pippa_memory.engine.client import call_engine
 from pippa_memory.engine.members import viewer_id
-from pippa_memory.models import ItemTombstone, PendingAsk
+from pippa_memory.models import PendingAsk
+from pippa_memory.pins.tombstones import tombstoned_items
 from webui.models import Conversation, Message
 from webui.text.canonical import without_nul
 
@@ -38,10 +38,10 @@ logger = logging.getLogger(__name__)
 
 #: The conversation's flag while any of its asks waits for its answer.
 QUESTIONS_OUT = "pippa_memory.questions_out"
-#: What rides, and is kept, instead of an answer to a question asked before a forget.
+#: What rides, and is kept, instead of an answer made from a memory since forgotten or made private.
 ANSWER_WITHHELD_AFTER_FORGET = (
-    "(This answer was withheld: a memory was forgotten after the question was asked, and the "
-    "answer may have held it. Ask again if it is still wanted.)"
+    "(This answer was withheld: it was made from a memory that has since been forgotten or made "
+    "private. Ask again if it is still wanted.)"
 )
 
 
@@ -82,38 +82,33 @@ def split_ridden(
     acknowledgement failed, so the engine offers them again): a ridden answer never rides another
     turn, since a memory forgotten in between may be in it; it is only acknowledged again. One
     query."""
-    asks = PendingAsk.objects.filter(
-        conversation=conversation, ask_id__in=[item["ask_id"] for item in answers]
-    ).values_list("ask_id", "created_at", "delivered_with")
-    asked_at, ridden = {}, set()
-    for ask_id, created_at, delivered_with in asks:
-        asked_at[ask_id] = created_at
-        if delivered_with is not None:
-            ridden.add(ask_id)
+    ridden = set(
+        PendingAsk.objects.filter(
+            conversation=conversation,
+            ask_id__in=[item["ask_id"] for item in answers],
+            delivered_with__isnull=False,
+        ).values_list("ask_id", flat=True)
+    )
     fresh = [item for item in answers if item["ask_id"] not in ridden]
-    fresh = withhold_across_forgets(conversation, fresh, asked_at=asked_at)
+    fresh = withhold_tombstoned(conversation, fresh)
     return fresh, [item for item in answers if item["ask_id"] in ridden]
 
 
-def withhold_across_forgets(
-    conversation: Conversation, answers: list[dict[str, Any]], *, asked_at: dict[str, datetime]
+def withhold_tombstoned(
+    conversation: Conversation, answers: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """``answers`` with the text of each one whose question was asked before the latest tombstone
-    that applies to ``conversation``'s member (a forget, or an item made private to someone
-    else) replaced by :data:`ANSWER_WITHHELD_AFTER_FORGET`. One query, none for no answers."""
-    if not answers:
-        return answers
-    viewer = viewer_id(conversation) or ""
-    latest = (
-        ItemTombstone.objects.filter(soul_id=conversation.soul_id)
-        .filter(Q(spared_viewer="") | ~Q(spared_viewer=viewer))
-        .aggregate(latest=Max("created_at"))["latest"]
+    """``answers`` with the text of each one made from an item tombstoned for ``conversation``'s
+    member (a forget, or an item made private to someone else) replaced by
+    :data:`ANSWER_WITHHELD_AFTER_FORGET`. One query, none for no answers."""
+    held = [item_id for item in answers for item_id in item["items"]]
+    gone = tombstoned_items(
+        soul_id=conversation.soul_id, viewer=viewer_id(conversation) or "", items=held
     )
-    if latest is None:
+    if not gone:
         return answers
     return [
         {**item, "answer": ANSWER_WITHHELD_AFTER_FORGET}
-        if item["ask_id"] in asked_at and asked_at[item["ask_id"]] <= latest
+        if gone.intersection(item["items"])
         else item
         for item in answers
     ]

@@ -15,6 +15,8 @@ from webui.prompt.types import ToolDefinition
 TOOL_NAME = "memory"
 VERBS = ("recall", "remember", "ask")
 SCOPES = tuple(Scope.values)
+#: The longest recall or ask text passed on to the engine: a question, not a document.
+MAX_QUERY_CHARS = 2000
 
 MEMORY_TOOL = ToolDefinition(
     name=TOOL_NAME,
@@ -71,6 +73,13 @@ def input_problem(tool_input: Any) -> dict[str, Any] | None:
     text = tool_input.get("text")
     if not isinstance(text, str) or not text.strip():
         return invalid(f"The text must be a non-empty string. {allowed}")
+    if "\x00" in text:
+        return invalid("The text may not hold a NUL character; send it without one.")
+    if verb != "remember" and len(text) > MAX_QUERY_CHARS:
+        return invalid(
+            f"A {verb} text may be at most {MAX_QUERY_CHARS} characters (this one has "
+            f"{len(text)}); send a shorter one."
+        )
     if tool_input.get("scope") is not None:  # a null scope is a scope left out
         if verb != "remember":
             return invalid(f"Only remember takes a scope, not {verb}. {allowed}")

@@ -2,8 +2,11 @@
 
 No ORM: the engine must be liftable out of this project, and must never touch the site's tables.
 SQL is written once with ``?`` placeholders; :class:`Database` turns them into ``%s`` for
-PostgreSQL. Connections are pooled (a request thread borrows one and gives it back), and every
-write runs in :meth:`Database.write`, committed before the caller answers anyone.
+PostgreSQL. Connections are pooled (a request thread borrows one and gives it back): on
+PostgreSQL by ``psycopg_pool``, capped at ``pool_size`` connections and each checked before it is
+lent (a connection the server dropped is replaced, never handed to a request); on SQLite by a
+queue of this module's own (opening a file is cheap, and SQLite has no server to cap). Every write
+runs in :meth:`Database.write`, committed before the caller answers anyone.
 """
 
 import queue
@@ -15,8 +18,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from reference_engine.config import DEFAULTS
+
 DEFAULT_FILE = "engine.sqlite3"
-ENV_NAME = "PIPPA_ENGINE_DATABASE_URL"
+#: Seconds a request waits for a PostgreSQL connection when all ``pool_size`` are lent.
+POOL_WAIT = 30.0
 
 
 class DatabaseClosed(RuntimeError):
@@ -59,17 +65,22 @@ def sqlite_path(url: str) -> str | None:
 
 
 class Database:
-    """A pool of connections to one engine database, SQLite or PostgreSQL."""
+    """A pool of connections to one engine database, SQLite or PostgreSQL; on PostgreSQL at
+    most ``pool_size`` connections are open at once."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, pool_size: int = DEFAULTS.pool_size) -> None:
         self.url = url
         self.path = sqlite_path(url)
         self.postgres = self.path is None
+        self.pool_size = pool_size
         self.pool: queue.LifoQueue[Any] = queue.LifoQueue()
+        self.server_pool: Any = None  # psycopg_pool's, opened at the first borrow
         self.lock = threading.Lock()
         self.closed = False
 
     def connect(self) -> Any:
+        """A new connection of the engine's own settings, outside the pool (the migrations'
+        lock and yoyo hold one each for a moment at start)."""
         if self.postgres:
             import psycopg
 
@@ -88,10 +99,34 @@ class Database:
         raw.execute("PRAGMA mmap_size=268435456")
         return raw
 
+    def opened_server_pool(self) -> Any:
+        """psycopg_pool's pool, opened on first use (so none is opened before gunicorn forks)."""
+        from psycopg_pool import ConnectionPool
+
+        with self.lock:
+            if self.closed:
+                raise DatabaseClosed("the engine's database is closed: the engine is stopping")
+            if self.server_pool is None:
+                self.server_pool = ConnectionPool(
+                    self.url,
+                    kwargs={"autocommit": True},
+                    min_size=1,
+                    max_size=self.pool_size,
+                    timeout=POOL_WAIT,
+                    check=ConnectionPool.check_connection,
+                    name="pippa-engine",
+                    open=True,
+                )
+            return self.server_pool
+
     @contextmanager
     def connection(self) -> Iterator[Any]:
-        """A connection borrowed from the pool (a new one when none is free), given back when
-        the block ends; once the database is closed, closed instead (:meth:`close`)."""
+        """A connection borrowed from the pool, given back when the block ends; once the
+        database is closed, closed instead (:meth:`close`), and none is lent any more."""
+        if self.postgres:
+            with self.server_connection() as raw:
+                yield raw
+            return
         try:
             raw = self.pool.get_nowait()
         except queue.Empty:
@@ -112,6 +147,24 @@ class Database:
             if closed:
                 with suppress(Exception):  # closing is best effort at shutdown
                     raw.close()
+
+    @contextmanager
+    def server_connection(self) -> Iterator[Any]:
+        """PostgreSQL: a connection from psycopg_pool (waiting up to ``POOL_WAIT`` seconds when
+        all ``pool_size`` are lent); its ``check`` replaces one the server dropped meanwhile."""
+        from psycopg_pool import PoolClosed
+
+        server_pool = self.opened_server_pool()
+        try:
+            raw = server_pool.getconn()
+        except PoolClosed as closed:
+            raise DatabaseClosed(
+                "the engine's database is closed: the engine is stopping"
+            ) from closed
+        try:
+            yield raw
+        finally:
+            server_pool.putconn(raw)  # closed instead when the pool was closed meanwhile
 
     @contextmanager
     def transaction(self, *, write: bool) -> Iterator[Cursor]:
@@ -171,9 +224,12 @@ class Database:
         idle = []
         with self.lock:
             self.closed = True
+            server_pool, self.server_pool = self.server_pool, None
             with suppress(queue.Empty):
                 while True:
                     idle.append(self.pool.get_nowait())
+        if server_pool is not None:
+            server_pool.close()  # the same promise: idle closed now, lent ones when given back
         for raw in idle:
             with suppress(Exception):  # closing is best effort at shutdown
                 raw.close()

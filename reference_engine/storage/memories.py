@@ -156,6 +156,20 @@ def find_memory(cursor: Cursor, soul: str, item_id: str, *, viewer: str | None) 
     return memory_of(row)
 
 
+def all_visible(cursor: Cursor, soul: str, item_ids: list[str], *, viewer: str | None) -> bool:
+    """Whether every one of ``item_ids`` is live and visible to ``viewer`` now."""
+    wanted = sorted(set(item_ids))
+    if not wanted:
+        return True
+    marks = ", ".join("?" * len(wanted))
+    row = cursor.run(
+        f"SELECT COUNT(*) FROM engine_items WHERE soul = ? AND id IN ({marks}) "  # noqa: S608
+        f"AND {LIVE} AND {VISIBLE}",
+        [soul, *wanted, viewer],
+    ).one()
+    return row is not None and int(row[0]) == len(wanted)
+
+
 def forget_memories(cursor: Cursor, soul: str, seqs: list[int]) -> int | None:
     """Forget these items for good (text deleted); the new head, or None when there were none."""
     if not seqs:

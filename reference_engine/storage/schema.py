@@ -36,6 +36,18 @@ def backend(database: Database) -> Any:
         def connect(self, dburi: Any) -> Any:
             return database.connect()
 
+        def apply_one(self, migration: Any, force: bool = False, mark: bool = True) -> None:
+            """The migration's steps and the row that records it, in ONE transaction on one
+            connection: a process killed at any point leaves it wholly applied or not at all.
+            (yoyo's own commits the steps on a second connection, then records them, so a kill
+            between the two would run a non-repeatable step again at the next start.)"""
+            self.ensure_internal_schema_updated()
+            with self.transaction():
+                migration.process_steps(self, "apply", force=force)  # a savepoint in it
+                if mark:
+                    self.mark_one(migration, log=False)
+                self.log_migration(migration, "apply")
+
     uri = "postgresql+psycopg://engine/engine" if database.postgres else "sqlite:///engine"
     return EngineBackend(parse_uri(uri), MIGRATION_TABLE)
 

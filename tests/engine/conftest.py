@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 import pytest
 
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 
 TOKEN = "engine-test-token"
 

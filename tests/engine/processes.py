@@ -1,5 +1,5 @@
-"""The engine as the Procfile runs it (``manage.py memory_engine``, gunicorn) in a process of its
-own, in a session of its own so a test can SIGKILL the whole of it at once."""
+"""The engine as the Procfile runs it (``python -m reference_engine``, gunicorn) in a process of
+its own, in a session of its own so a test can SIGKILL the whole of it at once."""
 
 import os
 import signal
@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -20,10 +21,21 @@ from .conftest import TOKEN
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start_engine(database: str, port: int, *extra: str) -> subprocess.Popen[str]:
+ENTRY = (sys.executable, "-m", "reference_engine")
+ALIAS = (sys.executable, "manage.py", "memory_engine")
+
+
+def start_engine(
+    database: str,
+    port: int,
+    *extra: str,
+    stderr: Any = subprocess.DEVNULL,
+    alias: bool = False,
+) -> subprocess.Popen[str]:
+    """The engine as the Procfile starts it (with ``alias``: as ``manage.py memory_engine``)."""
     command = [
-        *(sys.executable, "manage.py", "memory_engine", "--port", str(port)),
-        *("--token", TOKEN, "--database", database, *extra),
+        *(ALIAS if alias else ENTRY),
+        *("--port", str(port), "--token", TOKEN, "--database", database, *extra),
     ]
     env = server_environment(DJANGO_SETTINGS_MODULE="tests.settings")
     return subprocess.Popen(
@@ -31,7 +43,8 @@ def start_engine(database: str, port: int, *extra: str) -> subprocess.Popen[str]
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
+        text=True,
         start_new_session=True,
     )
 
@@ -44,7 +57,7 @@ def wait_until_answering(process: subprocess.Popen[str], url: str) -> None:
             return
         except requests.RequestException:
             if time.monotonic() > deadline or process.poll() is not None:
-                pytest.fail("manage.py memory_engine did not start answering within 60 s")
+                pytest.fail("python -m reference_engine did not start answering within 60 s")
             time.sleep(0.1)
 
 
@@ -57,11 +70,11 @@ def kill(process: subprocess.Popen[str]) -> None:
 
 @contextmanager
 def engine_process(
-    database: str, *extra: str, port: int = 0
+    database: str, *extra: str, port: int = 0, alias: bool = False
 ) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """``manage.py memory_engine`` on ``database`` until the block ends (then SIGKILLed)."""
+    """``python -m reference_engine`` on ``database`` until the block ends (then SIGKILLed)."""
     port = port or free_port()
-    process = start_engine(database, port, *extra)
+    process = start_engine(database, port, *extra, alias=alias)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_answering(process, url)

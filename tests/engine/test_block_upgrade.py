@@ -12,8 +12,8 @@ from pathlib import Path
 from yoyo import read_migrations
 from yoyo.migrations import MigrationList
 
-from reference_engine import ReferenceEngine
 from reference_engine.brain_client import BrainClient
+from reference_engine.server import ReferenceEngine
 from reference_engine.storage import memories as rows
 from reference_engine.storage.database import Database
 from reference_engine.storage.revisions import block_at, revision_name

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from reference_engine import ReferenceEngine
 from reference_engine.selection import same_words
+from reference_engine.server import ReferenceEngine
 
 from .calls import ALICE, call, send, turn_event
 from .conftest import TOKEN

@@ -5,7 +5,7 @@ from typing import Any
 import jsonschema
 
 from pippa_memory.engine import contract
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 
 from .calls import ALICE, BOB, call, recall, send, turn_event
 

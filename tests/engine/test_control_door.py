@@ -3,8 +3,8 @@
 import pytest
 import requests
 
-from reference_engine import ReferenceEngine
 from reference_engine.app import EngineApp
+from reference_engine.server import ReferenceEngine
 
 from .calls import send, turn_event
 from .conftest import TOKEN
@@ -25,11 +25,17 @@ def test_the_control_door_is_404_without_control(tmp_path: str) -> None:
         engine.stop()
 
 
-def test_manage_py_memory_engine_opens_the_control_door_only_when_told(tmp_path: str) -> None:
+def test_the_engine_opens_the_control_door_only_when_told(tmp_path: str) -> None:
     database = f"{tmp_path}/engine.sqlite3"
     with engine_process(database) as (url, _):
         assert requests.get(url + "/_control/requests", timeout=5).status_code == 404
     with engine_process(database, "--control") as (url, _):
+        assert requests.get(url + "/_control/requests", timeout=5).status_code == 200
+
+
+def test_manage_py_memory_engine_hands_control_over_to_the_engine(tmp_path: str) -> None:
+    """The alias passes ``--control`` on: the door it opens is the engine's own."""
+    with engine_process(f"{tmp_path}/engine.sqlite3", "--control", alias=True) as (url, _):
         assert requests.get(url + "/_control/requests", timeout=5).status_code == 200
 
 

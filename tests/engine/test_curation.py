@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from pippa_memory.models import BrainCall
-from reference_engine import ReferenceEngine
 from reference_engine.brain_client import BrainClient
 from reference_engine.curation import NEWEST
+from reference_engine.server import ReferenceEngine
 from tests.memory.test_brain_door import NEW_SECRET
 from tests.reliability.test_brain_door_crash import (  # noqa: F401 - fixtures used by name
     ROOT,

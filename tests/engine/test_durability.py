@@ -5,7 +5,7 @@ from typing import Any
 
 import requests
 
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 
 from .calls import ALICE, call, recall, send, turn_event
 from .conftest import TOKEN

@@ -1,7 +1,7 @@
 """Ranked recall: every word of the query counts, more of them ranks first, ties go to the most
 recent, and visibility is applied in the query, never after the limit."""
 
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 
 from .calls import recall
 

@@ -1,5 +1,5 @@
 """The engine thinks through the site's brain door, over real sockets: the engine as the Procfile
-runs it (``manage.py memory_engine``) calls the site under the Procfile's gunicorn, signed as the
+runs it (``python -m reference_engine``) calls the site under the Procfile's gunicorn, signed as the
 door checks. An ask is answered by the door (an audit row on the site, the answer stored for the
 next turn), from only the memories its viewer may see; a failing vessel is said plainly; a brief
 is curated by the door, or is the recent household memories marked as a fallback; an ask left
@@ -7,13 +7,17 @@ pending by a killed engine is answered after the restart.
 """
 
 import json
+import signal
+import threading
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pippa_memory.models import BrainCall
+from reference_engine.storage.database import Database
 from tests.live_servers import free_port
 from tests.memory.test_brain_door import NEW_SECRET
 from tests.reliability.test_brain_door_crash import (  # noqa: F401 - fixtures used by name
@@ -172,3 +176,57 @@ def test_an_ask_pending_when_the_engine_is_killed_is_answered_through_the_door_a
 
     assert answer == json.loads(door_row(ask_id).response_body)["output"]["block"]
     assert KITCHEN in answer
+
+
+def test_sigterm_during_a_brain_call_finishes_it_and_the_requests_in_flight_then_stops_saying_so(
+    engine_database: str,
+    silent_provider: SilentProvider,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """The engine as the Procfile runs it, stopped as honcho or a supervisor stops it (SIGTERM to
+    gunicorn) while its thinker waits on the door: a request in flight is answered, the call
+    under way ends (here by its deadline) and its answer is written, the next ask is left for the
+    next start, and the log says each step."""
+    hung_door = f"http://127.0.0.1:{silent_provider.port}"  # takes the call, never answers
+    port, log = free_port(), (tmp_path / "engine.log").open("w")
+    options = brain_options(hung_door, "--brain-timeout", "4", "--control")
+    engine = start_engine(engine_database, port, *options, stderr=log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_answering(engine, url)
+        remember_three(url)
+        _, first_id = ask(url, "when do the bins go out?")
+        assert silent_provider.called.wait(30), "the engine never called the door"
+        _, second_id = ask(url, "who puts the bins out?")
+        slow = {"mode": "latency", "seconds": 2, "paths": ["/v1/souls/pippa/head"]}
+        assert call(url, "POST", "/_control/faults", json=slow).status_code == 200
+        in_flight: dict[str, int] = {}
+        request = threading.Thread(
+            target=lambda: in_flight.update(
+                status=call(url, "GET", "/v1/souls/pippa/head").status_code
+            )
+        )
+        request.start()
+        time.sleep(0.5)  # the request is being answered, the door call is under way
+        engine.send_signal(signal.SIGTERM)
+        request.join(timeout=30)
+        assert engine.wait(timeout=60) == 0
+    finally:
+        kill(engine)
+        log.close()
+    said = (tmp_path / "engine.log").read_text()
+    database = Database(engine_database)
+    with database.read() as cursor:
+        answers = dict(cursor.run("SELECT id, answer FROM engine_asks").all())
+    database.close()
+
+    assert in_flight == {"status": 200}
+    assert answers[first_id].startswith(
+        "Pippa could not work that out: the brain door did not answer within 4 s."
+    )
+    assert answers[second_id] is None  # stopped between asks: asked at the next start
+    assert "Stopping (signal 15): taking no new requests" in said
+    assert "The thinker stopped between asks; closing the database" in said
+    assert (
+        said.index("Stopping (signal 15)") < said.index("thinker stopped") < said.index("Stopped")
+    )

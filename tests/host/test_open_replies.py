@@ -117,3 +117,47 @@ def test_turns_of_a_dead_process_stop_counting_once_their_leases_lapse(
 
     assert accepted.status_code == 201, accepted.text[:300]
     assert accepted.json()["assistant"]["content"]
+
+
+def test_twenty_simultaneous_sends_never_have_more_than_the_cap_being_written(
+    live_server: Any,
+    user: Any,
+    make_conversation: Callable[..., Conversation],
+    gated: type[GatedAdapter],
+) -> None:
+    session = logged_in(live_server.url, user.username)
+    conversations = [make_conversation() for _ in range(20)]
+    start = threading.Barrier(len(conversations))
+    answers: dict[int, int] = {}
+    most_running = 0
+
+    def send(index: int, conversation: Conversation) -> None:
+        own = requests.Session()
+        own.cookies.update(session.cookies)
+        own.headers.update(session.headers)
+        url = f"{live_server.url}/api/conversations/{conversation.pk}/messages/"
+        start.wait(timeout=WAIT)
+        answers[index] = own.post(url, json={"text": "all at once"}, timeout=WAIT).status_code
+
+    senders = [threading.Thread(target=send, args=(i, c)) for i, c in enumerate(conversations)]
+    for sender in senders:
+        sender.start()
+    try:
+        # Every send is either refused or holding its turn at the gate: count until they all are.
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            running = running_turns(user)
+            most_running = max(most_running, running)
+            refused = sum(1 for status in answers.values() if status == 429)
+            if running + refused >= len(conversations) or len(answers) == len(conversations):
+                break
+            time.sleep(0.02)
+    finally:
+        gated.gate.set()
+        for sender in senders:
+            sender.join(timeout=WAIT)
+
+    assert most_running <= 4, f"{most_running} replies were being written at once (cap 4)"
+    assert sorted(answers.values()) == [201] * 4 + [429] * 16, answers
+    assert Message.objects.filter(role="assistant").count() == 4
+    assert Message.objects.filter(role="user").count() == 4, "a refused send saved its message"

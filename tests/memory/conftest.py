@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from pippa_memory.engine.client import BREAKER
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 
 TOKEN = "engine-test-token"
 FIXED_NOW = datetime(2026, 12, 2, 9, 30, tzinfo=UTC)

@@ -6,7 +6,7 @@ from typing import Any
 import requests
 from django.contrib.auth.models import Permission
 
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 
 from .conftest import TOKEN
 

@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 
 from pippa_memory.items import changes
 from pippa_memory.models import PinRecord
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 from webui.text.canonical import canonical_json
 from webui.turns.service import run_turn
@@ -27,8 +27,11 @@ from .household_memory import add_memory, grant_manage_memory
 
 pytestmark = pytest.mark.django_db
 
-#: One "remember for everyone" longer than the plug-in's block limit (16,000 characters).
-HUGE = "The whole family tree, as Grandma told it: " + "and then " * 1900
+#: One "remember for everyone" within the engine's block budget (6,000 characters) but longer than
+#: the plug-in's block limit, which these tests lower to LIMIT: the engine's block holds it, the
+#: plug-in refuses the block for its size.
+HUGE = "The whole family tree, as Grandma told it: " + "and then " * 400
+LIMIT = 2_000
 SMALL = "The spare key is under the blue pot."
 
 
@@ -62,9 +65,12 @@ def make_the_spacing_pass(conversation: Conversation) -> None:
 
 
 @pytest.fixture
-def too_large(memory_on: ReferenceEngine, conversation: Conversation) -> Conversation:
+def too_large(
+    memory_on: ReferenceEngine, conversation: Conversation, configure: Any
+) -> Conversation:
     """A chat whose first turn met a household block too large to bring in."""
-    assert len(HUGE) > 16_000
+    configure(MAX_BLOCK_CHARS=LIMIT)
+    assert len(HUGE) > LIMIT
     add_memory(memory_on, SMALL)
     add_memory(memory_on, HUGE)
     run_turn(conversation=conversation, text="hello")
@@ -156,8 +162,13 @@ def test_a_block_that_fits_later_pins_once_with_retried_and_then_holds(
 
 
 def test_forgetting_the_huge_memory_reaches_a_chat_absent_for_it_at_its_next_turn(
-    memory_on: ReferenceEngine, conversation: Conversation, user: Any, make_user: Any
+    memory_on: ReferenceEngine,
+    conversation: Conversation,
+    user: Any,
+    make_user: Any,
+    configure: Any,
 ) -> None:
+    configure(MAX_BLOCK_CHARS=LIMIT)
     add_memory(memory_on, SMALL)
     huge = add_memory(memory_on, HUGE)
     run_turn(conversation=conversation, text="hello")
@@ -227,8 +238,9 @@ def test_the_admin_filters_pin_records_by_cause(
 
 
 def test_making_the_huge_memory_private_reaches_another_members_chat_absent_for_it(
-    memory_on: ReferenceEngine, make_conversation: Any, user: Any, make_user: Any
+    memory_on: ReferenceEngine, make_conversation: Any, user: Any, make_user: Any, configure: Any
 ) -> None:
+    configure(MAX_BLOCK_CHARS=LIMIT)
     bob = make_user("bob")
     add_memory(memory_on, SMALL)
     huge = add_memory(memory_on, HUGE, by=user)

@@ -11,6 +11,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from pippa_memory.member_text_hash import keyed_sha256
 from pippa_memory.models import (
     BrainCall,
     MemoryBlock,
@@ -18,7 +19,6 @@ from pippa_memory.models import (
     PendingAsk,
     PinRecord,
     UnattendedMemory,
-    sha256_of,
 )
 from tests.access_walk import make_role_users
 from tests.admin_member_words import (
@@ -52,7 +52,7 @@ def alices(make_user: Any, make_conversation: Any) -> Conversation:
         revision="r3",
         viewer=str(alice.pk),
         text=BLOCK,
-        sha256=sha256_of(BLOCK),
+        sha256=keyed_sha256(BLOCK),
         items=["m1"],
     )
     PinRecord.objects.create(

@@ -11,7 +11,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from pippa_memory.models import BrainCall, MemoryBlock, OutboxEvent, sha256_of
+from pippa_memory.member_text_hash import keyed_sha256
+from pippa_memory.models import BrainCall, MemoryBlock, OutboxEvent
 from webui.models import Conversation
 
 pytestmark = pytest.mark.django_db
@@ -36,7 +37,7 @@ def alices_pinned_conversation(make_user: Any, make_conversation: Any) -> Conver
         revision="r3",
         viewer=str(alice.pk),
         text=PRIVATE_TEXT,
-        sha256=sha256_of(PRIVATE_TEXT),
+        sha256=keyed_sha256(PRIVATE_TEXT),
         items=["m1"],
     )
     return conversation
@@ -77,7 +78,7 @@ def test_the_member_the_block_was_rendered_for_reads_it_in_the_admin(
 def test_a_household_only_block_stays_readable_for_staff(make_user: Any, soul: Any) -> None:
     text = "What I remember:\n- The bins go out on Tuesday."
     block = MemoryBlock.objects.create(
-        soul=soul, revision="r1", viewer="", text=text, sha256=sha256_of(text)
+        soul=soul, revision="r1", viewer="", text=text, sha256=keyed_sha256(text)
     )
     root = client_for(make_user("root", is_staff=True, is_superuser=True))
 

@@ -1,6 +1,7 @@
 """A background answer rides one turn only, even when its acknowledgement failed and a memory it
 quoted was forgotten in between (the forget's answer lost too, the engine's ``reset`` fault); and
-an answer the engine wrote before a forget, fetched after it, is withheld, not ridden: no later
+an answer made from an item since forgotten is withheld by its item ids, not ridden, when the engine
+never applied the forget, and taken back and answered afresh by an engine that did: no later
 prompt or stored answer holds the forgotten item (the reply that carried it keeps its own words
 until its conversation is deleted, ``docs/memory-page.md``). Whole turns on the offline vessel,
 against the reference engine over a socket."""
@@ -14,7 +15,7 @@ import requests
 from pippa_memory.forgotten_text import ANSWER_WITHHELD
 from pippa_memory.models import PendingAsk
 from pippa_memory.turn.answers import ANSWER_WITHHELD_AFTER_FORGET
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 from webui.turns.service import run_turn
 
@@ -37,8 +38,10 @@ def acks(engine: ReferenceEngine) -> int:
     return sum(1 for r in engine.received if r["path"].endswith("/answers/ack"))
 
 
-def forget_losing_the_answer(engine: ReferenceEngine, user: Any, item: str) -> None:
-    lose_the_answer(engine, "lost_after_applying", f"/v1/souls/pippa/items/{item}")
+def forget_losing_the_answer(
+    engine: ReferenceEngine, user: Any, item: str, case: str = "lost_after_applying"
+) -> None:
+    lose_the_answer(engine, case, f"/v1/souls/pippa/items/{item}")
     response = api_as(user).delete(f"/api/memory/items/{item}/?soul=pippa")
     assert response.status_code == 202, response.content
 
@@ -65,17 +68,27 @@ def test_an_unacknowledged_answer_rides_once_and_brings_back_no_item_forgotten_i
     assert PendingAsk.objects.get().answered_at is not None
 
 
-def test_an_answer_written_before_a_forget_is_withheld_when_fetched_after_it(
+def write_answer_now(engine: ReferenceEngine, conversation: Conversation) -> dict[str, Any]:
+    """The engine writes the conversation's answer now, as one answering in the background
+    would; the answer, as contract v3 gives it."""
+    written = requests.get(
+        f"{engine.url}/v1/conversations/{conversation.id}/answers",
+        headers={**HEADERS, "X-Memory-Contract": "3"},
+        timeout=5,
+    )
+    assert written.status_code == 200, written.text
+    return written.json()["answers"][0]
+
+
+def test_an_answer_made_from_an_item_whose_forget_the_engine_never_applied_is_withheld(
     memory_on: ReferenceEngine, user: Any, conversation: Conversation, sent_requests: list[Any]
 ) -> None:
     item = add_memory(memory_on, SECRET, by=user)
     run_turn(conversation=conversation, text="ask where is the spare key")
-    # The engine writes the answer now, as one answering in the background would.
-    written = requests.get(
-        f"{memory_on.url}/v1/conversations/{conversation.id}/answers", headers=HEADERS, timeout=5
-    )
-    assert SECRET in written.text
-    forget_losing_the_answer(memory_on, user, item)
+    written = write_answer_now(memory_on, conversation)
+    assert SECRET in written["answer"]
+    assert written["items"] == [item]  # the answer names what it was made from
+    forget_losing_the_answer(memory_on, user, item, "failed_before")  # the engine keeps it
 
     run_turn(conversation=Conversation.objects.get(pk=conversation.pk), text="any news?")
 
@@ -84,6 +97,24 @@ def test_an_answer_written_before_a_forget_is_withheld_when_fetched_after_it(
     assert PendingAsk.objects.get().answer == ANSWER_WITHHELD_AFTER_FORGET
     assert acks(memory_on) == 1
     assert SECRET not in json.dumps(list(PendingAsk.objects.values_list("answer")))
+
+
+def test_an_engine_that_applies_a_forget_takes_back_the_answers_built_on_it(
+    memory_on: ReferenceEngine, user: Any, conversation: Conversation, sent_requests: list[Any]
+) -> None:
+    item = add_memory(memory_on, SECRET, by=user)
+    run_turn(conversation=conversation, text="ask where is the spare key")
+    first = write_answer_now(memory_on, conversation)
+    assert SECRET in first["answer"]
+    forget_losing_the_answer(memory_on, user, item)  # applied; only its answer was lost
+
+    run_turn(conversation=Conversation.objects.get(pk=conversation.pk), text="any news?")
+
+    assert SECRET not in json.dumps(sent_requests[-1])
+    kept = PendingAsk.objects.get()
+    assert kept.answer not in ("", ANSWER_WITHHELD_AFTER_FORGET)  # answered afresh, not withheld
+    assert kept.answer in slot_of(sent_requests[-1])
+    assert SECRET not in kept.answer
 
 
 def test_an_answer_to_a_question_asked_after_the_forget_rides_as_usual(

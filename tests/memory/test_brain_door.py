@@ -2,7 +2,6 @@
 Webhooks signatures, with fixed schemas, one repair, replays, audit rows and clear errors."""
 
 import base64
-import hashlib
 import json
 import time
 import uuid
@@ -16,6 +15,7 @@ from django.test import Client
 from django.utils import timezone
 from standardwebhooks import Webhook
 
+from pippa_memory.member_text_hash import keyed_sha256
 from pippa_memory.models import BrainCall
 from provider_doubles import AnthropicKit
 from webui.models import Soul, Vessel
@@ -505,7 +505,7 @@ def test_a_replay_while_the_first_call_runs_is_a_409(offline: Vessel) -> None:
     BrainCall.objects.create(
         request_id="r" * 32,
         webhook_id="msg_running",
-        body_sha256=hashlib.sha256(raw).hexdigest(),
+        body_sha256=keyed_sha256(raw),
         outcome="running",
         lease_until=timezone.now() + timedelta(seconds=10),
     )

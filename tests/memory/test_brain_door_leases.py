@@ -12,6 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from pippa_memory.brain.lease import CALL_SLOTS
+from pippa_memory.member_text_hash import keyed_sha256
 from pippa_memory.models import BrainCall
 from provider_doubles import AnthropicKit
 from webui.models import Vessel
@@ -40,12 +41,11 @@ def post(raw: bytes, webhook_id: str) -> Any:
 
 
 def a_running_row(raw: bytes, webhook_id: str, *, lease_until: Any) -> BrainCall:
-    import hashlib
 
     return BrainCall.objects.create(
         request_id="k" * 32,
         webhook_id=webhook_id,
-        body_sha256=hashlib.sha256(raw).hexdigest(),
+        body_sha256=keyed_sha256(raw),
         outcome=BrainCall.Outcome.RUNNING,
         lease_until=lease_until,
     )

@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 
 from pippa_memory.items.conversation_memory import MEMBER_REFRESH
 from pippa_memory.models import MemoryBlock, PinRecord
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 from webui.turns.service import run_turn
 
@@ -193,3 +193,23 @@ def test_the_conversation_page_carries_the_panel_collapsed(pinned: Conversation,
     assert '<details class="memory-panel" id="memory-panel"' in html
     assert "memory in this chat" in html
     assert f"/api/memory/conversations/{pinned.pk}/refresh/" in html
+
+
+def test_bringing_chats_up_to_date_is_rate_limited_per_member_with_retry_after(
+    pinned: Conversation, user: Any, bob: Any, make_conversation: Any
+) -> None:
+    alice = api_as(user)
+    answers = [alice.post(url(pinned, refresh=True)) for _ in range(12)]
+
+    assert [a.status_code for a in answers] == [200] * 10 + [429] * 2
+    refused = answers[-1]
+    assert int(refused["Retry-After"]) > 0
+    error = refused.json()["error"]
+    assert error["code"] == "too_many_refreshes"
+    assert error["details"] == {"limit": 10, "seconds": 60}
+    assert "Try again in" in error["message"]
+    assert PinRecord.objects.filter(conversation=pinned, reason=MEMBER_REFRESH).count() == 10
+    # Another member's refreshes are their own.
+    bobs = make_conversation(viewer=bob)
+    run_turn(conversation=bobs, text="hello")
+    assert api_as(bob).post(url(bobs, refresh=True)).status_code == 200

@@ -12,7 +12,7 @@ from django.test import Client
 from pippa_memory.conf import DEFAULTS
 from pippa_memory.engine.client import call_engine
 from pippa_memory.models import OutboxEvent, PinRecord
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation, ScheduledJob, Soul, Vessel
 from webui.turns.service import run_turn
 from webui.unattended.runner import run_job, run_wake

@@ -11,7 +11,7 @@ import pytest
 
 from pippa_memory.engine import contract
 from pippa_memory.engine.client import call_engine
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 
 from .conftest import TOKEN
 

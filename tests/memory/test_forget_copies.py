@@ -11,7 +11,7 @@ import pytest
 from pippa_memory.forgotten_text import ANSWER_WITHHELD, CUT_OUT
 from pippa_memory.models import OutboxEvent, PendingAsk, UnattendedMemory
 from pippa_memory.outbox.delivery import deliver_due
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 from webui.turns.service import run_turn
 from webui.unattended.runner import run_wake

@@ -12,7 +12,7 @@ from django.test import Client
 from pippa_memory.forgotten_text import CUT_OUT
 from pippa_memory.models import ItemTombstone, OutboxEvent
 from pippa_memory.outbox.delivery import deliver_due
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from reference_engine.storage import memories as engine_rows
 from webui.turns.service import run_turn
 

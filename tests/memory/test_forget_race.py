@@ -12,10 +12,11 @@ import requests
 from django.utils import timezone
 
 from pippa_memory.items import changes, services
-from pippa_memory.models import ItemTombstone, MemoryBlock, sha256_of
+from pippa_memory.member_text_hash import keyed_sha256
+from pippa_memory.models import ItemTombstone, MemoryBlock
 from pippa_memory.pins import head, records, repins, turn_block
 from pippa_memory.pins.tombstones import record_tombstones, tombstoned_items
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 
 from .household_memory import HEADERS, add_memory
@@ -148,7 +149,7 @@ def test_a_stored_block_holding_a_tombstoned_item_is_repinned_as_forgotten_at_a_
     bobs = make_conversation(viewer=bob)
     MemoryBlock.objects.create(
         soul=bobs.soul, revision="r-old", viewer=str(bob.pk), text=SECRET,
-        sha256=sha256_of(SECRET), items=["m-gone"],
+        sha256=keyed_sha256(SECRET), items=["m-gone"],
     )  # fmt: skip
     Conversation.objects.filter(pk=bobs.pk).update(pinned_head="r-old", pinned_at=timezone.now())
     bobs.refresh_from_db()

@@ -15,7 +15,7 @@ from django.test import Client
 from django.utils import timezone
 
 from pippa_memory.models import ItemTombstone, MemoryBlock, UnattendedMemory
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation, ScheduledJob, UnattendedRun
 from webui.turns.service import run_turn
 from webui.unattended.display import describe_memory

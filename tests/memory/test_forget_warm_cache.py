@@ -14,7 +14,7 @@ import requests
 
 from pippa_memory.pins import records, turn_block
 from pippa_memory.pins.tombstones import record_tombstones
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation, VesselCall
 from webui.turns.service import run_turn
 

@@ -9,8 +9,9 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from pippa_memory.models import MemoryBlock, PinRecord, sha256_of
-from reference_engine import ReferenceEngine
+from pippa_memory.member_text_hash import keyed_sha256
+from pippa_memory.models import MemoryBlock, PinRecord
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 from webui.turns.service import run_turn
 
@@ -28,7 +29,7 @@ def pinned(conversation: Conversation, *, revision: str, items: list[str]) -> Me
         soul=conversation.soul,
         revision=revision,
         viewer=viewer,
-        defaults={"text": text, "sha256": sha256_of(text), "items": items},
+        defaults={"text": text, "sha256": keyed_sha256(text), "items": items},
     )
     Conversation.objects.filter(pk=conversation.pk).update(
         pinned_head=revision, pinned_at=timezone.now()

@@ -12,7 +12,7 @@ import pytest
 from django.apps import apps
 from django.test import Client
 
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from tests.conftest import PASSWORD
 from tests.form_walk import Form, encoded, walk_pages
 from webui.models import Conversation

@@ -14,7 +14,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.turns.service import run_turn
 
 from .conftest import TOKEN
@@ -191,10 +191,12 @@ def test_an_engine_that_does_not_know_the_mark_is_said_plainly_and_nothing_chang
     client = page_as(user)
 
     page = client.get("/memory/?soul=pippa").content.decode()
+    # An engine from before the mark refuses the field it does not know, as a 400.
+    memory_on.set_fault("error", status=400, methods=["PATCH"])
     answer = client.post(
         f"/memory/items/{item}/keep/", {"soul": "pippa", "keep": "true"}, follow=True
     )
 
-    assert "A chat you begin now carries 1 memory you can see." in page
+    assert "keeps 1 memory you can see. A chat you begin now carries all of them." in page
     assert "Nothing was changed." in answer.content.decode()
     assert "Kept in every chat" not in answer.content.decode()

@@ -14,7 +14,7 @@ from django.test import Client
 from django.utils.crypto import salted_hmac
 
 from pippa_memory.pins import turn_block
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.ledger.section_hash import PURPOSE
 from webui.models import Conversation
 from webui.turns.service import run_turn

@@ -12,7 +12,7 @@ import responses
 
 from pippa_memory.pins.records import request_repin
 from provider_doubles import ALL_KITS, kit_vessel
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from tests.host.test_vessel_contract import TURNS
 from webui.ledger.section_hash import site_hasher
 from webui.models import Conversation, Soul, VesselCall

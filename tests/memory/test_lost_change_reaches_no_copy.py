@@ -16,7 +16,7 @@ from django.test import Client
 from django.utils import timezone
 
 from pippa_memory.models import UnattendedMemory
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Message, ScheduledJob, Soul, Vessel
 from webui.unattended.runner import run_job, run_wake
 

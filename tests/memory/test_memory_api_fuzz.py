@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 from schemathesis.generation import GenerationMode
 
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from tests.host.test_chat_api_fuzz import logged_in
 
 from .household_memory import add_memory

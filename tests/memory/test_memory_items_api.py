@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 import requests
+from django.test import Client
 from rest_framework.test import APIClient
 
 from pippa_memory.items import services
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 
 from .household_memory import (
@@ -119,6 +120,38 @@ def test_an_item_links_to_its_turn_only_when_the_conversation_is_the_members_own
     assert mine["turn_url"] == f"/conversations/{own.pk}/#message-{message}"
     assert from_bob["turn_url"] is None
     assert listing(api_as(bob)).json()["items"][0]["turn_url"] == f"/conversations/{theirs.pk}/"
+
+
+def test_another_members_conversation_and_message_ids_never_show_on_a_household_item(
+    memory_on: ReferenceEngine, user: Any, bob: Any, make_conversation: Any
+) -> None:
+    own, theirs = make_conversation(viewer=user), make_conversation(viewer=bob)
+    mine, bobs = str(uuid.uuid4()), str(uuid.uuid4())
+    add_memory(
+        memory_on, "From my chat.", by=user, source={"conversation": str(own.pk), "message": mine}
+    )
+    add_memory(
+        memory_on,
+        "From Bob's chat.",
+        by=bob,
+        source={"conversation": str(theirs.pk), "message": bobs},
+    )
+    alice = api_as(user)
+
+    listed = listing(alice)
+    from_bob, from_me = listed.json()["items"]
+    browser = Client()
+    browser.force_login(user)
+    page = browser.get("/memory/").content.decode()
+
+    assert from_bob["scope"] == "household"
+    assert from_bob["source"] == {"conversation": None, "message": None, "tool_use": None}
+    assert from_me["source"]["conversation"] == str(own.pk)
+    assert from_me["source"]["message"] == mine
+    for shown in (listed.content.decode(), page):
+        assert str(theirs.pk) not in shown
+        assert bobs not in shown
+    assert listing(api_as(bob)).json()["items"][0]["source"]["conversation"] == str(theirs.pk)
 
 
 def test_a_manager_sees_counts_of_private_items_never_their_text(

@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from pippa_memory.models import MemberPreference
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 
 from .household_memory import add_memory, grant_manage_memory, head, said_in_chat
 

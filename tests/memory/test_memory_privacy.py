@@ -13,7 +13,7 @@ from django.utils import timezone
 from pippa_memory.models import MemberPreference, MemoryBlock, OutboxEvent, PinRecord
 from pippa_memory.outbox.delivery import deliver_due
 from pippa_memory.pins.turn_block import RENDERED
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation, ScheduledJob, Soul, Vessel
 from webui.turns.service import run_turn
 from webui.unattended.runner import run_job, run_wake

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from pippa_memory.models import OutboxEvent
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from tests.memory.test_memory_privacy import deliver_all
 from webui.models import Conversation
 from webui.turns.service import run_turn

@@ -18,7 +18,7 @@ from pippa_memory.outbox.delivery import deliver_due, delivery_lease
 from pippa_memory.outbox.doorbell import rings_by_trigger
 from pippa_memory.outbox.events import sweep_outbox
 from provider_doubles import ALL_KITS, kit_vessel
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation, Message
 from webui.turns.events import StopSignal, ToolFinished
 from webui.turns.service import run_turn, stream_turn
@@ -409,7 +409,9 @@ def test_the_engine_down_for_500_turns_then_up_delivers_all_500_once(
 ) -> None:
     # Keep every attempt going to the socket: each turn also asks for the head once (the pin
     # after an engine failure), so the breaker must outlast 500 turns and 500 deliveries.
-    configure(BREAKER_FAIL_MAX=100_000)
+    # deliver_all_due claims each event against one `now`, so every lease ends one lease after
+    # it: 500 attempts on a busy machine need a margin past the default's ten seconds.
+    configure(BREAKER_FAIL_MAX=100_000, OUTBOX_LEASE_MARGIN=300.0)
     memory_on.set_fault("down")
     for index in range(500):
         run_turn(conversation=conversation, text=f"remember fact number {index}")

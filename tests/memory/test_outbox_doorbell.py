@@ -20,7 +20,7 @@ from pippa_memory.outbox.doorbell import (
     datagram_address,
     open_doorbell,
 )
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation, Message
 from webui.turns.service import run_turn
 

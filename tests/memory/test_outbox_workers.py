@@ -21,7 +21,7 @@ from pippa_memory.models import OutboxEvent
 from pippa_memory.outbox.delivery import delivery_lease
 from pippa_memory.outbox.events import sweep_outbox
 from pippa_memory.outbox.queue import claim_due
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from tests.live_servers import free_port
 from webui.models import Conversation
 from webui.turns.service import run_turn
@@ -136,6 +136,48 @@ def test_a_worker_killed_mid_delivery_loses_nothing(
     assert set(memory_on.state.events) == committed
     assert OutboxEvent.objects.filter(status="delivered").count() == 12
     assert len(memory_on.state.souls["pippa"].memories) == 12
+
+
+def test_with_the_default_settings_a_killed_workers_event_is_delivered_within_30_s(
+    memory_on: ReferenceEngine, conversation: Conversation
+) -> None:
+    run_turn(conversation=conversation, text="remember the fact a killed worker held")
+    (event,) = OutboxEvent.objects.values_list("id", flat=True)
+    OutboxEvent.objects.update(status="pending", attempts=0, next_attempt_at=timezone.now())
+    memory_on.reset(state=True)
+    memory_on.set_fault("latency", seconds=60.0, paths=["/v1/events"])
+    defaults = worker_env(memory_on)
+    for name in ("OUTBOX_DELIVERY_TIMEOUT", "OUTBOX_LEASE_MARGIN"):
+        del defaults[f"PIPPA_MEMORY_{name}"]
+
+    worker = start_worker(memory_on, env=defaults)
+    try:
+        wait_until_listening(worker)
+        deadline = time.monotonic() + 60
+        while not event_posts(memory_on):
+            if time.monotonic() > deadline:
+                pytest.fail("the worker never started a delivery: " + stop(worker))
+            time.sleep(0.05)
+        os.kill(worker.pid, signal.SIGKILL)  # mid-delivery, its claim held
+        killed = time.monotonic()
+        worker.wait(timeout=10)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    memory_on.reset()
+    successor = start_worker(memory_on, env=defaults)
+    try:
+        while str(event) not in memory_on.state.events:
+            if time.monotonic() - killed > 45:
+                break
+            time.sleep(0.1)
+        took = time.monotonic() - killed
+    finally:
+        output = stop(successor)
+
+    assert str(event) in memory_on.state.events, output
+    assert took <= 30, f"redelivered {took:.1f} s after the kill"
+    assert OutboxEvent.objects.get().status == "delivered"
 
 
 def test_an_event_a_lost_worker_claimed_is_due_again_once_its_lease_ends(

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from pippa_memory.models import PinRecord
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 from webui.turns.service import run_turn
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pippa_memory.models import PinRecord
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 from webui.text.canonical import canonical_json
 from webui.turns.service import run_turn

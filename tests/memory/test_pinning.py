@@ -7,11 +7,12 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from pippa_memory.models import MemoryBlock, PinRecord, sha256_of
+from pippa_memory.member_text_hash import keyed_sha256
+from pippa_memory.models import MemoryBlock, PinRecord
 from pippa_memory.pins.head import pin_at_first_turn
 from pippa_memory.pins.records import request_repin
 from pippa_memory.pins.turn_block import RENDERED
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 from webui.turns.service import run_turn
 
@@ -34,7 +35,7 @@ def test_the_first_turn_pins_the_head_and_stores_the_block(
     assert conversation.pinned_at is not None
     block = MemoryBlock.objects.get(soul=conversation.soul, revision=revision)
     assert "Alice takes her tea with honey." in block.text
-    assert block.sha256 == sha256_of(block.text)
+    assert block.sha256 == keyed_sha256(block.text)
     record = PinRecord.objects.get(conversation=conversation)
     assert record.outcome == "pinned"
     assert record.revision == revision

@@ -11,7 +11,8 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from pippa_memory.models import ItemTombstone, MemoryBlock, sha256_of
+from pippa_memory.member_text_hash import keyed_sha256
+from pippa_memory.models import ItemTombstone, MemoryBlock
 from webui.models import Conversation
 
 pytestmark = pytest.mark.django_db
@@ -25,7 +26,7 @@ def block(soul: Any, revision: str, viewer: Any, *, age: float) -> MemoryBlock:
     text = f"What I remember at {revision}."
     stored = MemoryBlock.objects.create(
         soul=soul, revision=revision, viewer=str(viewer.pk) if viewer else "", text=text,
-        sha256=sha256_of(text), items=["m1"],
+        sha256=keyed_sha256(text), items=["m1"],
     )  # fmt: skip
     MemoryBlock.objects.filter(pk=stored.pk).update(fetched_at=days_ago(age))
     return stored

@@ -1,6 +1,6 @@
 """The plug-in's rows in ``manage.py prune``: brain-door audit rows and delivered and dead turn events
-go after their windows, pending events never; pin records live exactly as long as their
-conversation."""
+go after their windows, pending events never; pin records go with their conversation, and old
+ones after their window, each conversation's newest record and newest pin decision kept."""
 
 from datetime import timedelta
 from io import StringIO
@@ -142,3 +142,41 @@ def test_forget_tombstones_go_after_their_window_and_recent_ones_stay(soul: Any)
     prune()
 
     assert list(ItemTombstone.objects.values_list("pk", flat=True)) == [recent.pk]
+
+
+def test_old_pin_records_go_after_their_window_but_each_conversations_newest_stay(
+    memory_on: Any, make_conversation: Any, user: Any
+) -> None:
+    from pippa_memory.pins.records import request_repin
+
+    busy, quiet = make_conversation(), make_conversation()
+    for conversation in (busy, quiet):
+        run_turn(conversation=conversation, text="hello")
+    # A member who pressed "Bring up to date" again and again: a request and a pin each time.
+    for index in range(20):
+        busy.refresh_from_db()
+        request_repin(conversation=busy, requested_by=user, reason="member_refresh")
+        run_turn(conversation=busy, text=f"and now {index}")
+    busy.refresh_from_db()
+    request_repin(conversation=busy, requested_by=user, reason="member_refresh")  # not yet taken
+    records = PinRecord.objects.filter(conversation=busy).order_by("-created_at", "-id")
+    newest, newest_pin = records[0], records.exclude(outcome="repin_requested")[0]
+    PinRecord.objects.update(created_at=days_ago(31))
+    recent = PinRecord.objects.create(
+        conversation=quiet, soul=quiet.soul, outcome="repin_requested", reason="member_refresh"
+    )
+
+    assert "pin records (written more than 30 days ago" in prune("--dry-run")
+    prune()
+
+    assert set(PinRecord.objects.filter(conversation=busy)) == {newest, newest_pin}
+    assert PinRecord.objects.filter(conversation=quiet).count() == 2  # nothing superseded is old
+    assert recent in PinRecord.objects.all()
+    # The request kept is still taken by the next turn: one re-pin, recorded.
+    busy.refresh_from_db()
+    assert busy.pinned_at is None  # waiting for its next turn
+    run_turn(conversation=busy, text="the pending request is still taken")
+    busy.refresh_from_db()
+    assert busy.pinned_at is not None
+    assert PinRecord.objects.filter(conversation=busy).first().outcome == "pinned"
+    assert PinRecord.objects.filter(conversation=busy).count() == 3

@@ -11,7 +11,7 @@ import responses
 from pippa_memory.models import OutboxEvent, PendingAsk
 from pippa_memory.turn.tool import MEMORY_TOOL
 from provider_doubles import ALL_KITS, kit_vessel
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation, Message, Soul
 from webui.text.canonical import canonical_json
 from webui.turns.service import run_turn

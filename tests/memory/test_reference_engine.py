@@ -16,7 +16,7 @@ import pytest
 import requests
 
 from pippa_memory.engine import contract
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 
 from .conftest import TOKEN
 from .engine_v2 import version_2, version_2_items

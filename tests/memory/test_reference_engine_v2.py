@@ -3,7 +3,6 @@ answers only what its viewer may see (household items and the viewer's own priva
 viewer, household only), forgotten items never come back by any route, and the demo seed keeps its private memory for the
 demo member."""
 
-import io
 from typing import Any
 
 import jsonschema
@@ -11,8 +10,9 @@ import pytest
 import requests
 
 from pippa_memory.engine import contract
-from reference_engine import ReferenceEngine
-from webui.management.commands.memory_engine import Command
+from reference_engine.demo import seed_demo
+from reference_engine.server import ReferenceEngine
+from webui.management.commands.memory_engine import demo_member
 
 from .engine_v2 import ALICE, BOB, call, get, version_2, version_2_items
 
@@ -283,7 +283,7 @@ def test_the_demo_seed_is_household_memories_and_one_private_to_the_demo_member(
 ) -> None:
     demo = make_user("demo")
 
-    Command(stdout=io.StringIO()).seed_demo(engine)
+    seed_demo(engine.state, member=demo_member(), say=print)  # as manage.py memory_engine does
 
     unattended = get(engine, "/v1/souls/pippa/head")
     theirs = get(engine, "/v1/souls/pippa/head", viewer=str(demo.pk))
@@ -299,9 +299,9 @@ def test_the_demo_seed_is_household_memories_and_one_private_to_the_demo_member(
 def test_the_demo_seed_says_it_added_no_private_memory_when_there_is_no_demo_member(
     engine: ReferenceEngine,
 ) -> None:
-    out = io.StringIO()
+    said: list[str] = []
 
-    Command(stdout=out).seed_demo(engine)
+    seed_demo(engine.state, member=demo_member(), say=said.append)
 
     assert [m.scope for m in engine.state.souls["pippa"].memories] == ["household", "household"]
-    assert "no private demo memory was added" in out.getvalue()
+    assert "no private demo memory was added" in said[0]

@@ -9,7 +9,7 @@ import pytest
 import requests
 
 from pippa_memory.engine import contract
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 
 from .engine_v2 import ALICE, HEADERS, call, event, remember, send
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pippa_memory.models import PinRecord
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 from webui.turns.service import run_turn
 

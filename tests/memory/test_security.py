@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from provider_doubles import AnthropicKit
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation, Soul, Vessel
 
 pytestmark = pytest.mark.django_db

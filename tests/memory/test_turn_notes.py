@@ -8,7 +8,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from pippa_memory.models import PendingAsk
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from tests.memory.test_memory_privacy import deliver_all
 from webui.models import Conversation, Message
 from webui.text.canonical import canonical_json

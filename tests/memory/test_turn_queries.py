@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 from webui.turns.service import run_turn
 

@@ -9,7 +9,7 @@ from django.test import Client
 from django.utils import timezone
 
 from pippa_memory.models import OutboxEvent, PinRecord
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import ScheduledJob, Soul, UnattendedRun, Vessel
 from webui.unattended.runner import run_due_jobs, run_job, run_wake
 

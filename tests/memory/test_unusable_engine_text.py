@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 from pippa_memory.engine.client import call_engine
 from pippa_memory.models import PendingAsk, PinRecord
 from provider_doubles import OpenAIKit, kit_vessel
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from tests.memory.conftest import TOKEN
 from webui.models import Conversation, Message, ScheduledJob, Soul, Vessel
 from webui.turns.service import run_turn

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis.generation import GenerationMode
 
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from tests.host.test_chat_api_fuzz import logged_in
 from webui.models import Conversation, Vessel
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from pippa_memory.models import OutboxEvent, PendingAsk
 from pippa_memory.outbox.events import sweep_outbox
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from webui.models import ScheduledJob, Soul, Vessel
 from webui.turns.service import run_turn
 from webui.unattended.runner import run_job, run_wake

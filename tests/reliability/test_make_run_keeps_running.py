@@ -30,6 +30,7 @@ import requests
 
 from tests.live_servers import free_port, running_server_process, server_environment
 from tests.reliability.households import checkout_copy, household_database
+from webui.local_secrets import read_secrets
 
 # Heavy: run by one worker, apart from the load tests (as the two-sites test is).
 pytestmark = pytest.mark.xdist_group("production_server")
@@ -130,12 +131,15 @@ def answers(url: str) -> bool:
         return False
 
 
-def engine_answers(engine_port: int) -> bool:
+def engine_answers(folder: Path, engine_port: int) -> bool:
+    """Whether the engine answers with the token ``make run`` made (``.make-run-secrets``)."""
+    secrets = folder / ".make-run-secrets"
+    token = read_secrets(secrets).get("PIPPA_MEMORY_TOKEN", "") if secrets.exists() else ""
     try:
         answer = requests.get(
             f"http://127.0.0.1:{engine_port}/v1/conversations/"
             "00000000-0000-0000-0000-000000000000/answers",
-            headers={"Authorization": "Bearer demo-engine-token"},
+            headers={"Authorization": f"Bearer {token}"},
             timeout=3,
         )
     except requests.RequestException:
@@ -175,7 +179,7 @@ def test_make_run_starts_a_killed_process_again_and_ctrl_c_exits_0(tmp_path: Pat
         site = f"http://127.0.0.1:{port}"
         with make_run_in_a_terminal(folder, port, engine_port, database) as run:
             deadline = time.monotonic() + START_SECONDS
-            while not (answers(f"{site}/health/") and engine_answers(engine_port)):
+            while not (answers(f"{site}/health/") and engine_answers(folder, engine_port)):
                 assert time.monotonic() < deadline, run.text()[-3000:]
                 assert run.process.poll() is None, run.text()[-3000:]
                 time.sleep(0.5)
@@ -186,7 +190,7 @@ def test_make_run_starts_a_killed_process_again_and_ctrl_c_exits_0(tmp_path: Pat
                 "web": lambda: f"Listening at: {site} ({run.pid_of('web')})" in run.text(),
                 "scheduler": lambda: beating_pid(folder, database, "scheduler"),
                 "outbox": lambda: beating_pid(folder, database, "delivery"),
-                "engine": lambda: engine_answers(engine_port),
+                "engine": lambda: engine_answers(folder, engine_port),
             }
             for name, is_back in back.items():
                 killed = run.pid_of(name)

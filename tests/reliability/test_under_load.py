@@ -18,7 +18,7 @@ from django.contrib.auth import get_user_model
 from standardwebhooks import Webhook
 
 from pippa_memory.models import OutboxEvent
-from reference_engine import ReferenceEngine
+from reference_engine.server import ReferenceEngine
 from tests.live_servers import free_port, running_server, server_environment
 from tests.memory.conftest import TOKEN
 from tests.memory.test_outbox_workers import database_url, start_worker, stop, worker_env

@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from webui.api.errors import error_response
 from webui.api.serializers import MessageSerializer, serialized_messages
 from webui.turns.events import TurnError, TurnResult
+from webui.turns.reply_cap import RETRY_AFTER_SECONDS
 
 
 def turn_response(result: TurnResult) -> Response:
@@ -28,10 +29,14 @@ def turn_response(result: TurnResult) -> Response:
 
 
 def turn_error_response(error: TurnError) -> Response:
-    """The error body, with the saved user message (for a retry) in its details."""
+    """The error body, with the saved user message (for a retry) in its details; a 429 says
+    in ``Retry-After`` when to try again."""
     details = dict(error.details)
     if error.user_message is not None:
         details["user_message"] = MessageSerializer(error.user_message).data
-    return error_response(
+    response = error_response(
         code=error.code, message=error.message, status_code=error.status, details=details
     )
+    if error.status == status.HTTP_429_TOO_MANY_REQUESTS:
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response

@@ -14,7 +14,9 @@ answer ``200`` with ``Content-Type: text/event-stream``: events ``event: <name>`
 Comment lines (``: keep-alive``) come while nothing else does. A request refused before the turn
 starts (not logged in, a bad body, no such conversation, the member's replies being written
 already at their cap: :mod:`webui.api.open_replies`) is answered in JSON with its status, as on
-the JSON route.
+the JSON route. A send that meets the cap only as its turn claims the conversation (others arrived
+at the same instant: :mod:`webui.turns.reply_cap`) gets one ``error`` event, status 429
+``too_many_replies``, with nothing saved.
 
 The turn runs in a worker thread that puts its events, already encoded, on a queue this response
 reads. A client that goes away stops only the reading: the turn runs to its end and is saved.

@@ -48,6 +48,8 @@ class UnattendedRun(models.Model):
         RUNNING = "running", "Running"
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
+        # Its process ended (killed, restarted) before it finished: its lease lapsed.
+        INTERRUPTED = "interrupted", "Interrupted"
 
     kind = models.CharField(max_length=8, choices=ScheduledJob.Kind.choices)
     job = models.ForeignKey(
@@ -57,7 +59,13 @@ class UnattendedRun(models.Model):
     conversation = models.OneToOneField(
         Conversation, null=True, blank=True, on_delete=models.SET_NULL, related_name="run"
     )
-    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.RUNNING)
+    outcome = models.CharField(max_length=12, choices=Outcome.choices, default=Outcome.RUNNING)
+    lease_until = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="While running: until when its process holds it (renewed while it runs).",
+    )
     error = models.TextField(blank=True)
     memory = models.JSONField(
         default=dict,

@@ -13,7 +13,9 @@ member, an API body or a log record. Two kinds of secret are masked:
   ``whsec_...`` signing secrets.
 
 :func:`install_log_masking` makes every log record masked when it is made, so every handler (the
-console, a test's capture, a third-party one) sees the same masked text, traceback included.
+console, a test's capture, a third-party one) sees the same masked text, traceback included; a log
+record also loses every URL query string (:func:`without_queries`), which may carry what a member
+typed.
 """
 
 import logging
@@ -36,6 +38,11 @@ BEARER = re.compile(
 SECRET_SHAPES = re.compile(r"(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_\-]{8,}|whsec_[A-Za-z0-9+/=_\-]{8,})")
 # Wider than the rule for a vessel's key variable (KEY or TOKEN in its name), so it covers them all.
 SECRET_ENV_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
+
+# A URL's query string (``?name=value&...``): it may carry what a member typed (a search of the
+# memory page reaches the engine as ``?q=...``), so no log line keeps one.
+URL_QUERY = re.compile(r"\?[^\s=&?#'\"<>]*=[^\s#'\"<>]*")
+QUERY_MASK = "?[query redacted]"
 
 SecretSource = Callable[[], Iterable[str]]
 
@@ -95,8 +102,19 @@ def fit_to_show(text: str) -> str:
     return mask_secrets(replace_lone_surrogates(text))
 
 
+def without_queries(text: str) -> str:
+    """``text`` with each URL query string (``?name=value&...``) replaced by
+    :data:`QUERY_MASK`: what a member searched for never reaches a log."""
+    return URL_QUERY.sub(QUERY_MASK, text) if text and "?" in text else text
+
+
+def fit_to_log(text: str) -> str:
+    """:func:`fit_to_show`, and no URL query string (:func:`without_queries`)."""
+    return without_queries(fit_to_show(text))
+
+
 def mask_log_record(record: logging.LogRecord) -> None:
-    """Make ``record``'s message, traceback and stack text :func:`fit_to_show`, in place.
+    """Make ``record``'s message, traceback and stack text :func:`fit_to_log`, in place.
 
     The message is formatted here (its arguments may carry the secret), and the traceback is
     formatted and masked into ``exc_text``, which formatters use instead of formatting it again.
@@ -105,11 +123,11 @@ def mask_log_record(record: logging.LogRecord) -> None:
         message = record.getMessage()
     except Exception:  # noqa: BLE001 - a bad format string is reported by the handler, as usual
         return
-    record.msg, record.args = fit_to_show(message), ()
+    record.msg, record.args = fit_to_log(message), ()
     if record.exc_info and not record.exc_text:
-        record.exc_text = fit_to_show(logging.Formatter().formatException(record.exc_info))
+        record.exc_text = fit_to_log(logging.Formatter().formatException(record.exc_info))
     if record.stack_info:
-        record.stack_info = fit_to_show(record.stack_info)
+        record.stack_info = fit_to_log(record.stack_info)
 
 
 def install_log_masking() -> None:

@@ -31,6 +31,7 @@ from webui.conf import webui_settings
 from webui.models import Conversation, Message
 from webui.turns.busy_database import retry_while_locked
 from webui.turns.interrupted import keep_interrupted_reply
+from webui.turns.reply_cap import check_reply_cap
 
 #: How often, at most, a running turn reads its stop flag between the pieces of a reply (seconds).
 POLL_SECONDS = 0.25
@@ -153,14 +154,20 @@ def live_lease() -> ExpressionWrapper:
 
 
 def claim_turn(
-    conversation: Conversation, *, resuming: uuid.UUID | None = None, keep: bool = True
+    conversation: Conversation,
+    *,
+    resuming: uuid.UUID | None = None,
+    keep: bool = True,
+    capped: bool = False,
 ) -> TurnLock:
     """Take the conversation's turn lock, free or lapsed; raise :class:`TurnBusy` naming the
     running turn while its lease holds (nothing is written then), :class:`ConversationGone` when
     the conversation was deleted. A lapsed turn's partial reply is kept, marked interrupted
     (:func:`~webui.turns.interrupted.keep_interrupted_reply`), unless it answered ``resuming``,
     the message this claim is about to answer again (a retry replays its saved rounds instead),
-    or ``keep`` is false (a delete: the conversation goes with it)."""
+    or ``keep`` is false (a delete: the conversation goes with it). A ``capped`` claim (a reply
+    to write) counts the member's replies being written in the same transaction and raises
+    :class:`~webui.turns.reply_cap.TooManyReplies` at the cap, writing nothing."""
     turn_id = str(uuid.uuid4())
     taken = {
         "running_turn_id": turn_id,
@@ -170,11 +177,17 @@ def claim_turn(
         "turn_partial_text": "",
     }
 
+    free = Conversation.objects.filter(pk=conversation.pk, running_turn_id=None)
+
     def claim() -> None:
         # The usual case, a free conversation, is one UPDATE: nothing lapsed to keep.
-        if Conversation.objects.filter(pk=conversation.pk, running_turn_id=None).update(**taken):
+        if not capped and free.update(**taken):
             return
         with transaction.atomic():
+            if capped:
+                check_reply_cap(conversation.viewer_id)
+                if free.update(**taken):
+                    return
             row = (
                 Conversation.objects.select_for_update()
                 .filter(pk=conversation.pk)

@@ -49,6 +49,7 @@ from webui.turns.lock import (
     lease_seconds,
     release_turn,
 )
+from webui.turns.reply_cap import TooManyReplies, too_many_replies
 from webui.turns.saving import save_reply, save_user_message
 from webui.turns.vessel_loop import TurnControl, TurnReply, reply_events
 
@@ -125,7 +126,10 @@ def locked_turn_events(
     the lock is free again before the last event."""
     resuming = None if text is not None else message_to_retry(conversation, user_message)
     try:
-        lock = claim_turn(conversation, resuming=resuming)
+        lock = claim_turn(conversation, resuming=resuming, capped=True)
+    except TooManyReplies as refusal:
+        yield TurnFailed(too_many_replies(refusal))
+        return
     except TurnBusy as busy:
         yield TurnFailed(turn_in_progress(busy.turn_id))
         return

@@ -48,6 +48,8 @@ def post_heading(run: UnattendedRun, *, now: datetime | None = None) -> str:
         return f"{soul} {tried}"
     if run.outcome == UnattendedRun.Outcome.RUNNING:
         return f"{soul} is writing (started {when})…"
+    if run.outcome == UnattendedRun.Outcome.INTERRUPTED:
+        return f"{soul} started writing {when} but was interrupted."
     return f"{soul} {did}"
 
 

@@ -6,7 +6,8 @@ the claim itself is a conditional update of ``next_run_at``. Each run gets a con
 kind with no viewer, asks the extensions for the memory it carries (``prepare_unattended``, where
 the memory plug-in pins the run's conversation), answers through the one turn service (which
 settles the rest of its pins like any first turn's, and whose assistant row emits its turn event
-like any other), and records its outcome.
+like any other), and records its outcome. The run is held by a lease renewed while it runs
+(:mod:`webui.unattended.lease`), so one whose process dies is marked interrupted, not left running.
 """
 
 import logging
@@ -16,7 +17,9 @@ from django.utils import timezone
 
 from webui.extensions import registered_extensions
 from webui.models import Conversation, ScheduledJob, Soul, UnattendedRun, Vessel
+from webui.turns.lock import lease_end
 from webui.turns.service import TurnError, run_turn
+from webui.unattended.lease import RunHeartbeat
 from webui.unattended.schedules import next_run_after
 
 logger = logging.getLogger(__name__)
@@ -57,7 +60,17 @@ def run_unattended(
     conversation = Conversation.objects.create(
         soul=soul, vessel=vessel, viewer=None, kind=kind, title=title
     )
-    run = UnattendedRun.objects.create(kind=kind, job=job, soul=soul, conversation=conversation)
+    run = UnattendedRun.objects.create(
+        kind=kind, job=job, soul=soul, conversation=conversation, lease_until=lease_end()
+    )
+    with RunHeartbeat(run.pk):
+        run_leased(run, conversation=conversation, prompt=prompt)
+    return run
+
+
+def run_leased(run: UnattendedRun, *, conversation: Conversation, prompt: str) -> None:
+    """Prepare the run's memory, answer its turn and record how it went (its lease renewed
+    meanwhile by the caller's heartbeat; freed when the outcome is saved)."""
     memory: dict = {}
     for extension in registered_extensions():
         try:
@@ -77,8 +90,8 @@ def run_unattended(
     else:
         run.outcome = UnattendedRun.Outcome.SUCCEEDED
     run.finished_at = timezone.now()
-    run.save(update_fields=["memory", "outcome", "error", "finished_at"])
-    return run
+    run.lease_until = None
+    run.save(update_fields=["memory", "outcome", "error", "finished_at", "lease_until"])
 
 
 def run_job(job: ScheduledJob) -> UnattendedRun:

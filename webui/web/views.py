@@ -6,8 +6,11 @@ soul needs ``webui.add_unattendedrun`` (a wake adds an unattended run). Without 
 nothing changes.
 """
 
+import logging
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
@@ -23,6 +26,7 @@ from webui.prompt.vault import vault_problem
 from webui.prune_windows import describe_days
 from webui.turns.lock import turn_is_live
 from webui.unattended.display import memory_line, post_heading
+from webui.unattended.lease import interrupt_lapsed_runs
 from webui.unattended.runner import run_wake
 from webui.vessels.connection import check_connection, key_status
 from webui.vessels.registry import vessel_problem
@@ -47,6 +51,8 @@ from webui.web.selectors import (
     memory_plugin_installed,
     memory_tool_on,
 )
+
+logger = logging.getLogger(__name__)
 
 
 @login_required
@@ -212,7 +218,12 @@ def vessel_memory_tool(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def soul_stream(request: HttpRequest) -> HttpResponse:
-    """The souls' unattended posts, newest first."""
+    """The souls' unattended posts, newest first; a run whose process ended mid-run is marked
+    interrupted first (its lease lapsed), so none says it is being written for ever."""
+    try:
+        interrupt_lapsed_runs()
+    except DatabaseError:  # a busy database: the scheduler's next tick marks them instead
+        logger.warning("The Soul Stream could not mark interrupted runs now; the scheduler will")
     runs = (
         UnattendedRun.objects.select_related("soul", "job", "conversation")
         .prefetch_related("conversation__messages")

@@ -38,6 +38,12 @@ class Command(BaseCommand):
             help="Keep the demo password in this file (created readable by its owner only): it is "
             "set when the file is made and never again, so a restart does not log anyone out.",
         )
+        parser.add_argument(
+            "--member-file",
+            help="Write the demo member to this file as `id:name`, as the reference engine's "
+            "--demo-member takes it (make run hands it over, so --seed-demo gives the member a "
+            "private memory).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         login_file = Path(options["login_file"]) if options["login_file"] else None
@@ -72,6 +78,9 @@ class Command(BaseCommand):
                 },
             )
             seed_demo_schedule(soul, offline)
+        if options["member_file"]:
+            name = user.get_full_name() or user.get_username()
+            Path(options["member_file"]).write_text(f"{user.pk}:{name}\n", encoding="utf-8")
         url = options["url"].rstrip("/")
         where = f" (kept in {login_file})" if login_file is not None else ""
         if not check_password(password, user.password):

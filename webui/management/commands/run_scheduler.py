@@ -1,5 +1,6 @@
 """``manage.py run_scheduler``: start due scheduled jobs and wakes, and the day's prune, once or on
-a loop."""
+a loop; each tick first marks interrupted the runs whose process ended mid-run
+(:mod:`webui.unattended.lease`)."""
 
 import signal
 import threading
@@ -10,6 +11,7 @@ from django.utils import timezone
 
 from webui.health.beats import ProcessBeat
 from webui.retention import run_daily_prune
+from webui.unattended.lease import interrupt_lapsed_runs
 from webui.unattended.runner import run_due_jobs
 
 
@@ -40,6 +42,12 @@ class Command(BaseCommand):
                 return
 
     def tick(self) -> None:
+        interrupted = interrupt_lapsed_runs()
+        if interrupted:
+            self.stdout.write(
+                f"{timezone.localtime():%H:%M:%S} {interrupted} run(s) whose process ended "
+                "mid-run marked interrupted"
+            )
         for run in run_due_jobs():
             self.stdout.write(
                 f"{run.started_at:%H:%M:%S} {run.get_kind_display()} for {run.soul}: "

@@ -1,0 +1,55 @@
+"""Shared by the migration tests: a database the engine wrote before migrations (kept in
+``fixtures/``, made by ``fixtures/make_pre_migration.py`` from commit bf19998), loaded into a
+test's fresh engine database, and what that old engine said it held."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from reference_engine.storage.database import sqlite_path
+
+FIXTURES = Path(__file__).with_name("fixtures")
+ROOT = Path(__file__).resolve().parents[2]
+OLD_SCHEMA = "engine_pre_migration"
+
+
+def dialect_of(url: str) -> str:
+    return "sqlite" if sqlite_path(url) is not None else "postgres"
+
+
+def schema_of(url: str) -> str:
+    """The PostgreSQL schema a test's engine URL puts first on its search path."""
+    return unquote(url).rsplit("search_path=", 1)[1]
+
+
+def load_pre_migration_database(url: str) -> dict[str, Any]:
+    """Put the old engine's database at ``url`` (a fresh test database); what it held."""
+    dialect = dialect_of(url)
+    if dialect == "sqlite":
+        shutil.copyfile(FIXTURES / "pre_migration.sqlite3", url)
+    else:
+        import psycopg
+
+        schema = schema_of(url)
+        script = (FIXTURES / "pre_migration.postgres.sql").read_text(encoding="utf-8")
+        script = script.replace(f"CREATE SCHEMA {OLD_SCHEMA};", "")
+        script = script.replace(f"{OLD_SCHEMA}.", f'"{schema}".')
+        with psycopg.connect(url.split("?", 1)[0], autocommit=True) as admin:
+            admin.execute(script.encode("utf-8"))
+    return json.loads((FIXTURES / f"pre_migration.{dialect}.json").read_text(encoding="utf-8"))
+
+
+def engine_command(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m reference_engine ARGS``, as a household would run it; its output."""
+    return subprocess.run(
+        [sys.executable, "-m", "reference_engine", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )

@@ -1,0 +1,221 @@
+"""``make run`` keeps its secrets: in a fresh checkout under ``umask 022``, its first run makes a
+random Django secret key, engine token and ``whsec_`` brain secret into a git-ignored file only its
+owner can read, its processes use them (not the old fixed demo values), every database file and
+WAL file it creates is ``0600``, a later run reads the same secrets back, and the production
+profile still refuses to start without a key of its own.
+
+The checkout is this one's shipped files and ``.gitignore`` in a new git repository, sharing this
+test's virtualenv; ``make`` is told not to reinstall requirements (``-o .venv/.run-installed``).
+It runs SQLite (the files are the point), whichever database the suite runs on.
+"""
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import requests
+from standardwebhooks.webhooks import Webhook
+
+from tests.live_servers import ROOT, free_port, server_environment
+
+pytestmark = pytest.mark.xdist_group("production_server")
+
+SHIPPED = (
+    ".gitignore",
+    "Makefile",
+    "Procfile",
+    "manage.py",
+    "requirements.txt",
+    "requirements-run.txt",
+    "requirements-dev.txt",
+    "webui",
+    "pippa_memory",
+    "reference_engine",
+    "templates",
+    "static",
+    "demo",
+)
+SECRETS = ".make-run-secrets"
+OLD_FIXED = {
+    "DJANGO_SECRET_KEY": "django-insecure-development-key-only-for-the-local-demo-never-deploy-this",
+    "PIPPA_MEMORY_TOKEN": "demo-engine-token",
+    "PIPPA_MEMORY_BRAIN_SECRET": "whsec_ZGVtby1icmFpbi1kb29yLXNlY3JldC1ub3QtZm9yLXByb2R1Y3Rpb24=",
+}
+START_SECONDS = 90
+
+
+def fresh_checkout(folder: Path) -> Path:
+    """The shipped files in a new git repository, with this test's virtualenv."""
+    folder.mkdir()
+    for name in SHIPPED:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, folder / name)
+    (folder / ".venv").symlink_to(sys.prefix)
+    subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
+    return folder
+
+
+def under_umask_022() -> None:
+    os.umask(0o022)
+
+
+@contextmanager
+def make_run(folder: Path, *, port: int, engine_port: int, log: Path) -> Iterator[int]:
+    """``make run`` in ``folder`` under ``umask 022`` until the block ends (stopped as Ctrl-C
+    stops it); its process id."""
+    env = server_environment()
+    for name in ("DATABASE_URL", "PIPPA_ENGINE_DATABASE_URL", "MAKEFLAGS", "MAKELEVEL", "MFLAGS"):
+        env.pop(name, None)
+    command = ["make", "-o", ".venv/.run-installed", "run", f"PORT={port}"]
+    command.append(f"ENGINE_PORT={engine_port}")
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            command,
+            cwd=folder,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=under_umask_022,
+        )
+        try:
+            yield process.pid
+        finally:
+            os.killpg(process.pid, signal.SIGINT)
+            try:
+                process.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+
+
+def wait_for(url: str, log: Path, **headers: str) -> None:
+    deadline = time.monotonic() + START_SECONDS
+    while True:
+        try:
+            if requests.get(url, headers=headers, timeout=5).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        assert time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.5)
+
+
+def parents() -> dict[int, int]:
+    """Each running process's parent, by process id."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            found[int(entry.name)] = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+        except (ValueError, OSError):
+            continue
+    return found
+
+
+def environments_of(ancestor: int, word: str) -> list[dict[str, str]]:
+    """The environments of ``ancestor``'s descendants whose command line holds ``word``."""
+    parent_of = parents()
+    found = []
+    for pid in parent_of:
+        above = parent_of.get(pid)
+        while above not in (None, 0, ancestor):
+            above = parent_of.get(above)
+        if above != ancestor:
+            continue
+        try:
+            if word.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                continue
+            raw = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        pairs = (item.partition(b"=") for item in raw.split(b"\0") if item)
+        found.append({k.decode(): v.decode(errors="replace") for k, _, v in pairs})
+    return found
+
+
+def secrets_in(folder: Path) -> dict[str, str]:
+    lines = (folder / SECRETS).read_text().splitlines()
+    pairs = (line.partition("=") for line in lines if line and not line.startswith("#"))
+    return {name: value for name, _, value in pairs}
+
+
+def mode(path: Path) -> str:
+    return oct(stat.S_IMODE(path.stat().st_mode))
+
+
+def test_a_fresh_make_run_keeps_secrets_of_its_own_and_files_only_its_owner_reads(
+    tmp_path: Path,
+) -> None:
+    folder = fresh_checkout(tmp_path / "household")
+    port, engine_port, log = free_port(), free_port(), tmp_path / "make-run.log"
+    with make_run(folder, port=port, engine_port=engine_port, log=log) as make:
+        wait_for(f"http://127.0.0.1:{port}/accounts/login/", log)
+        made = secrets_in(folder)
+        head = f"http://127.0.0.1:{engine_port}/v1/souls/pippa/head"
+        wait_for(head, log, Authorization=f"Bearer {made['PIPPA_MEMORY_TOKEN']}")
+        fixed = requests.get(head, headers={"Authorization": "Bearer demo-engine-token"}, timeout=5)
+        web = environments_of(make, "gunicorn")
+        engine = environments_of(make, "memory_engine")
+        files = sorted(
+            [*folder.glob("db.sqlite3*"), *folder.glob("engine.sqlite3*"), folder / ".demo-login"]
+        )
+        modes = {path.name: mode(path) for path in [*files, folder / SECRETS]}
+
+    assert set(made) == set(OLD_FIXED)
+    for name, old in OLD_FIXED.items():
+        assert made[name] != old, f"{name} is the old fixed demo value"
+    assert len(made["DJANGO_SECRET_KEY"]) >= 50
+    Webhook(made["PIPPA_MEMORY_BRAIN_SECRET"])  # a usable whsec_ secret, or this raises
+    assert fixed.status_code == 401, "the engine still takes the old public token"
+    assert web, log.read_text()[-3000:]
+    assert engine, log.read_text()[-3000:]
+    for environment in [*web, *engine]:
+        for name, value in made.items():
+            assert environment.get(name) == value, f"a process runs without the kept {name}"
+    names = set(modes)
+    assert {"db.sqlite3", "db.sqlite3-wal", "engine.sqlite3", "engine.sqlite3-wal"} <= names, modes
+    assert set(modes.values()) == {"0o600"}, modes
+    ignored = subprocess.run(
+        ["git", "check-ignore", "--no-index", SECRETS, *[path.name for path in files]],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert set(ignored.stdout.split()) == {SECRETS, *(path.name for path in files)}
+
+    # A later run reads the same secrets back (make run's steps all start through this).
+    printed = subprocess.run(
+        [".venv/bin/python", "-m", "webui.local_secrets", SECRETS, "--", "env"],
+        cwd=folder,
+        env=server_environment(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    for name, value in made.items():
+        assert f"{name}={value}" in printed
+    assert secrets_in(folder) == made
+
+    # The production profile takes no key from the demo's file: without its own, it refuses.
+    refused = subprocess.run(
+        [".venv/bin/python", "manage.py", "check", "--deploy"],
+        cwd=folder,
+        env=server_environment(DJANGO_SETTINGS_MODULE="webui.settings_production"),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert refused.returncode != 0
+    assert "DJANGO_SECRET_KEY must be set" in refused.stderr
