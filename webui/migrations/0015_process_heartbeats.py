@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("webui", "0013_turn_heartbeat_and_interrupted_replies"),
+        ("webui", "0014_unattended_run_lease"),
     ]
 
     operations = [
