@@ -37,7 +37,7 @@ run: export WEBUI_OFFLINE_PACE_SECONDS ?= 0.05
 run: $(VENV)/.run-installed
 	$(WITH_SECRETS) $(BIN)/python manage.py migrate --noinput
 	$(WITH_SECRETS) $(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT) --login-file .demo-login --member-file .demo-member
-	WEBUI_ADDR=$(HOST):$(PORT) PIPPA_ENGINE_DEMO_MEMBER="$$(cat .demo-member)" PATH="$(CURDIR)/$(BIN):$$PATH" $(WITH_SECRETS) $(BIN)/honcho start -f Procfile
+	WEBUI_ADDR=$(HOST):$(PORT) PIPPA_ENGINE_DEMO_MEMBER="$$(cat .demo-member)" PATH="$(CURDIR)/$(BIN):$$PATH" exec $(WITH_SECRETS) $(BIN)/python -m webui.supervision --procfile Procfile
 
 test: $(VENV)/.dev-installed
 	$(BIN)/ruff check .

@@ -7,13 +7,14 @@ from typing import Any
 from pippa_memory import unattended
 from pippa_memory.conf import memory_applies, memory_settings, why_memory_does_not_apply
 from pippa_memory.engine.budget import remaining
+from pippa_memory.health import memory_health_lines
 from pippa_memory.pins.turn_block import pinned_block, settle_turn_pin
 from pippa_memory.retention import memory_prune_targets
 from pippa_memory.turn import answers, verbs
 from pippa_memory.turn.notes import turn_notes
 from pippa_memory.turn.state import MemoryTurn
 from pippa_memory.turn.tool import MEMORY_TOOL, TOOL_NAME, input_problem
-from webui.extensions import MessageNote, TurnContext, TurnExtension
+from webui.extensions import HealthLine, MessageNote, TurnContext, TurnExtension
 from webui.models import Conversation, Message, UnattendedRun
 from webui.prompt.types import ToolCall, ToolDefinition
 from webui.retention import PruneTarget
@@ -108,6 +109,9 @@ class MemoryExtension(TurnExtension):
         if not memory_settings.ENABLED:
             return "Memory is switched off for this household (PIPPA_MEMORY_ENABLED=false)."
         return None
+
+    def health_lines(self) -> list[HealthLine]:
+        return memory_health_lines()
 
     def prune_targets(self, *, now: datetime) -> list[PruneTarget]:
         return memory_prune_targets(now=now)

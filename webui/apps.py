@@ -9,12 +9,14 @@ class WebuiConfig(AppConfig):
 
     def ready(self) -> None:
         from webui import checks  # noqa: F401  (registers the system checks)
+        from webui.health.views import HEALTH_LINK
         from webui.ledger.views import CACHE_LINK
         from webui.text.redaction import install_log_masking
         from webui.web.navigation import register_navigation_link
 
         install_log_masking()
         register_navigation_link(CACHE_LINK)
+        register_navigation_link(HEALTH_LINK)
 
         from django.db.models.signals import post_delete
 

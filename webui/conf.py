@@ -49,6 +49,9 @@ DEFAULTS: dict[str, Any] = {
     # a heartbeat every third of it: a process killed mid-turn frees the conversation this long
     # after its last beat. An unattended run is held by a lease as long (webui.unattended.lease).
     "TURN_LEASE_SECONDS": 15.0,
+    # Seconds between the heartbeats each long-running process writes (webui.health): the health
+    # page calls a process that has not beaten for three of them stopped.
+    "HEARTBEAT_SECONDS": 10.0,
     # Seconds the offline vessel's stream waits between the pieces of its reply, so a demo or a
     # test can watch a reply arrive piece by piece; 0 never waits.
     "OFFLINE_PACE_SECONDS": 0.0,

@@ -9,8 +9,8 @@ within one turn.
 Only a few points may write or call the network: :meth:`TurnExtension.settle` (before the prompt is
 assembled), :meth:`TurnExtension.execute_tool`, :meth:`TurnExtension.turn_saved` and
 :meth:`TurnExtension.prepare_unattended`; :meth:`TurnExtension.turn_saving` writes rows in the
-reply's own transaction. Assembling the prompt only reads, and so does
-:meth:`TurnExtension.message_notes`.
+reply's own transaction. Assembling the prompt only reads, and so do
+:meth:`TurnExtension.message_notes` and :meth:`TurnExtension.health_lines`.
 """
 
 import logging
@@ -40,6 +40,24 @@ class MessageNote:
 
     kind: str
     text: str
+
+
+@dataclass(frozen=True)
+class HealthLine:
+    """One line of the household's health page (:mod:`webui.health`), in a family's words.
+
+    ``state`` is ``ok`` (green), ``warning`` (amber), ``failing`` (red) or ``off`` (grey: switched
+    off on purpose). ``sentence`` says how it is; ``what_to_do`` what to do about it, for any
+    state but ``ok`` and ``off``. ``details`` are figures for monitoring (the page's JSON): no
+    member's words ever. ``key`` names the line for monitoring (``scheduler``, ``engine``).
+    """
+
+    key: str
+    title: str
+    state: str
+    sentence: str
+    what_to_do: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -141,6 +159,12 @@ class TurnExtension:
         """A notice for the household's pages when memory is not working as usual, or ``None``."""
         return None
 
+    def health_lines(self) -> list[HealthLine]:
+        """This extension's lines on the health page: its processes and the services it needs.
+        Only reads (a short, bounded call to a service is allowed); must not raise for a
+        service being down: that is a ``failing`` line."""
+        return []
+
     def prune_targets(self, *, now: "datetime") -> list["PruneTarget"]:
         """This extension's rows past their retention windows at ``now``, for ``manage.py prune``
         (build them with ``webui.prune_windows.targets_past_windows``). Rows that belong to a
@@ -196,6 +220,27 @@ def message_notes(
         for message_id, extra in found.items():
             notes.setdefault(str(message_id), []).extend(asdict(note) for note in extra)
     return notes
+
+
+def health_lines() -> list[HealthLine]:
+    """Every extension's health lines, in registration order. One that fails gives a failing
+    line naming it (logged), and the others are shown anyway."""
+    lines: list[HealthLine] = []
+    for extension in _registered:
+        try:
+            lines.extend(extension.health_lines())
+        except Exception as error:
+            logger.exception("Extension %s failed to give its health lines", extension.name)
+            lines.append(
+                HealthLine(
+                    key=extension.name,
+                    title=extension.name,
+                    state="failing",
+                    sentence=f"Its health could not be read ({type(error).__name__}).",
+                    what_to_do="Read the web server's log for the error.",
+                )
+            )
+    return lines
 
 
 def memory_tool_notice() -> str | None:

@@ -61,7 +61,8 @@ def on_starting(server: Any) -> None:
 
 def post_worker_init(worker: Any) -> None:
     """Chain the worker's SIGTERM handler (gunicorn's graceful stop) with the turns' shutdown:
-    they may run for :data:`REPLY_SHARE_OF_GRACE` of the grace, then stop and save."""
+    they may run for :data:`REPLY_SHARE_OF_GRACE` of the grace, then stop and save. Start the
+    worker's heartbeat."""
     stop_worker = signal.getsignal(signal.SIGTERM)
     finish_within = worker.cfg.graceful_timeout * REPLY_SHARE_OF_GRACE
 
@@ -72,6 +73,11 @@ def post_worker_init(worker: Any) -> None:
 
     signal.signal(signal.SIGTERM, on_sigterm)
     signal.siginterrupt(signal.SIGTERM, False)  # as gunicorn has it: no system call is cut short
+
+    # The health page's "web server" line (webui.health): the app is loaded by now, so Django is.
+    from webui.health.beats import ProcessBeat
+
+    ProcessBeat("web").start()
 
 
 def worker_int(worker: Any) -> None:

@@ -5,6 +5,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from webui.health import views as health_views
 from webui.ledger import views as ledger_views
 from webui.web import accounts, views
 
@@ -37,6 +38,9 @@ urlpatterns = [
     path("vessels/<slug:slug>/memory-tool/", views.vessel_memory_tool, name="vessel-memory-tool"),
     path("vessels/<slug:slug>/test/", views.vessel_test_connection, name="vessel-test-connection"),
     path("cache/", ledger_views.cache_ledger, name="cache-ledger"),
+    path("status/", health_views.health_page, name="health-page"),
+    path("status.json", health_views.health_json, name="health-json"),
+    path("health/", health_views.load_balancer_health, name="health"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", accounts.LogoutView.as_view(), name="logout"),

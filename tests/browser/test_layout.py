@@ -156,6 +156,7 @@ def staff_pages(world: Household) -> list[str]:
         "/vessels/",
         "/stream/",
         "/memory/",
+        "/status/",
         "/admin/",
         "/admin/webui/conversation/",
         f"/admin/webui/conversation/{member_chat}/change/",

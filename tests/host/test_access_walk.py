@@ -120,6 +120,10 @@ HOST_ROUTES: dict[str, Route] = {
     "soul-stream": Route(signed_in(member=OK), at("/stream/")),
     # The cache bill: staff who may view the ledger (the viewer and the superuser); 403 otherwise.
     "cache-ledger": Route(Access(LOGIN, FORBIDDEN, FORBIDDEN, OK, OK), at("/cache/")),
+    # The health page and its JSON: any staff account; the load balancer's /health/: anyone.
+    "health-page": Route(Access(LOGIN, FORBIDDEN, OK, OK, OK), at("/status/")),
+    "health-json": Route(Access(LOGIN, FORBIDDEN, OK, OK, OK), at("/status.json")),
+    "health": Route(Access(OK, OK, OK, OK, OK), at("/health/")),
     "soul-stream-wake": Route(
         household_wide(allowed=REDIRECT),
         at("/stream/wake/"),

@@ -42,6 +42,44 @@ def test_a_second_run_keeps_and_prints_the_login_of_the_first(tmp_path: Path) ->
     assert stat.S_IMODE(login_file.stat().st_mode) == 0o600
 
 
+def test_a_restart_keeps_the_demo_members_session(tmp_path: Path, client: Client) -> None:
+    login_file = tmp_path / ".demo-login"
+    password = printed_password(load_demo("--login-file", str(login_file)))
+    logged_in = client.post("/accounts/login/", {"username": "demo", "password": password})
+    assert logged_in.status_code == 302
+    assert client.get("/").status_code == 200
+
+    load_demo("--login-file", str(login_file))  # the next `make run`
+
+    page = client.get("/")
+    assert page.status_code == 200, "the restart logged the demo member out"
+    assert page.wsgi_request.user.username == "demo"
+
+
+def test_a_password_changed_since_the_file_was_made_is_left_and_said(tmp_path: Path) -> None:
+    login_file = tmp_path / ".demo-login"
+    first = printed_password(load_demo("--login-file", str(login_file)))
+    member = get_user_model().objects.get(username="demo")
+    member.set_password("chosen by the member")
+    member.save()
+
+    printed = load_demo("--login-file", str(login_file))
+
+    assert get_user_model().objects.get(username="demo").check_password("chosen by the member")
+    assert printed_password(printed) == first
+    assert "since changed: delete it for a new one" in printed
+
+
+def test_a_new_database_gets_the_kept_password(tmp_path: Path) -> None:
+    login_file = tmp_path / ".demo-login"
+    kept = printed_password(load_demo("--login-file", str(login_file)))
+    get_user_model().objects.filter(username="demo").delete()  # db.sqlite3 removed, file kept
+
+    load_demo("--login-file", str(login_file))
+
+    assert get_user_model().objects.get(username="demo").check_password(kept)
+
+
 def test_without_a_login_file_each_run_sets_a_fresh_password() -> None:
     first = printed_password(load_demo())
     second = printed_password(load_demo())

@@ -166,7 +166,7 @@ def test_a_fresh_make_run_keeps_secrets_of_its_own_and_files_only_its_owner_read
         wait_for(head, log, Authorization=f"Bearer {made['PIPPA_MEMORY_TOKEN']}")
         fixed = requests.get(head, headers={"Authorization": "Bearer demo-engine-token"}, timeout=5)
         web = environments_of(make, "gunicorn")
-        engine = environments_of(make, "memory_engine")
+        engine = environments_of(make, "reference_engine")
         files = sorted(
             [*folder.glob("db.sqlite3*"), *folder.glob("engine.sqlite3*"), folder / ".demo-login"]
         )

@@ -57,7 +57,7 @@ PAGE_SECONDS = 1.0
 
 
 def procfile_web_command() -> str:
-    """The ``web:`` line of the Procfile, as honcho runs it for ``make run``."""
+    """The ``web:`` line of the Procfile, as supervisord runs it for ``make run``."""
     for line in (ROOT / "Procfile").read_text().splitlines():
         if line.startswith("web:"):
             return line.removeprefix("web:").strip()

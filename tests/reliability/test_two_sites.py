@@ -1,7 +1,7 @@
 """Two households' ``make run`` on one machine serve side by side.
 
 Each household is its own checkout (a copy of this one's shipped files, sharing its virtualenv),
-started with ``make run PORT=… ENGINE_PORT=…`` itself: ``migrate``, ``load_demo`` and honcho with
+started with ``make run PORT=… ENGINE_PORT=…`` itself: ``migrate``, ``load_demo`` and supervisord with
 the Procfile's four processes (gunicorn, the scheduler, the outbox worker, the reference engine),
 under the environment the Makefile sets. On SQLite each uses its checkout's ``db.sqlite3`` and
 ``engine.sqlite3``, as ``make run`` does; on PostgreSQL each gets a database of its own through
@@ -16,11 +16,9 @@ processes say they hold (web, engine, doorbell, gunicorn's control socket) is th
 
 import os
 import re
-import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -32,27 +30,13 @@ import pytest
 import requests
 from django.db import connection
 
-from tests.live_servers import ROOT, free_port, server_environment
+from tests.live_servers import free_port, server_environment
+from tests.reliability.households import checkout_copy, own_postgres_database
 
 # Heavy: one worker runs it, once per database, one at a time with the production-server tests
 # (two households' processes beside the load test would share PostgreSQL's hundred connections).
 pytestmark = pytest.mark.xdist_group("production_server")
 
-#: What a household's checkout holds to run (tests, docs and benches left out).
-SHIPPED = (
-    "Makefile",
-    "Procfile",
-    "manage.py",
-    "requirements.txt",
-    "requirements-run.txt",
-    "requirements-dev.txt",
-    "webui",
-    "pippa_memory",
-    "reference_engine",
-    "templates",
-    "static",
-    "demo",
-)
 #: Words in a site's output that mean two sites clashed over something one of them holds.
 CLASH_WORDS = ("Address already in use", "cannot hear rings", "Traceback", "Connection in use")
 #: What each site's processes say they hold: gunicorn's address and any control socket, the
@@ -73,35 +57,6 @@ class Site:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
-
-
-def checkout_copy(folder: Path) -> Path:
-    """A household's own checkout: the shipped files, and this test's virtualenv."""
-    folder.mkdir()
-    for name in SHIPPED:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, folder / name)
-    (folder / ".venv").symlink_to(sys.prefix)  # the virtualenv running this test
-    return folder
-
-
-@contextmanager
-def own_postgres_database(name: str) -> Iterator[str]:
-    """A PostgreSQL database of its own on the suite's server, dropped afterwards; its URL."""
-    given = connection.settings_dict
-    server = f"postgres://{given['USER']}@{given['HOST'] or '127.0.0.1'}:{given['PORT'] or 5432}"
-    import psycopg
-
-    with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"{server}/{name}"
-    finally:
-        with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @contextmanager

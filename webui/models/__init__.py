@@ -1,10 +1,12 @@
 """The household's data, one module per concept (Zulip's ``zerver/models/``): souls and vault
 snapshots, vessels, members' settings, conversations and their moves between vessels, messages
-and tool rounds, unattended runs, and the cache ledger's vessel calls. Each model is re-exported here, so callers keep one import path.
+and tool rounds, unattended runs, the cache ledger's vessel calls, and the processes' heartbeats.
+Each model is re-exported here, so callers keep one import path.
 """
 
 from webui.models.conversations import Conversation as Conversation
 from webui.models.conversations import VesselMove as VesselMove
+from webui.models.heartbeats import ProcessHeartbeat as ProcessHeartbeat
 from webui.models.members import MemberSettings as MemberSettings
 from webui.models.members import validate_time_zone as validate_time_zone
 from webui.models.messages import Message as Message

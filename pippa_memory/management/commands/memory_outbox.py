@@ -10,6 +10,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from pippa_memory.conf import memory_settings
+from pippa_memory.health import start_delivery_heartbeat
 from pippa_memory.models import OutboxEvent
 from pippa_memory.outbox.doorbell import describe as describe_doorbell
 from pippa_memory.outbox.events import make_due, sweep_outbox
@@ -93,8 +94,9 @@ class Command(BaseCommand):
             self.stdout.flush()
 
         if not drain:
-            # honcho and systemd stop a process with SIGTERM: finish the batches in hand, then go.
+            # supervisord and systemd stop a process with SIGTERM: finish the batches in hand.
             signal.signal(signal.SIGTERM, lambda *_: bell.stop())
+            start_delivery_heartbeat()  # the health page's delivery worker and engine lines
         try:
             counts = run_worker(
                 threads=threads, batch=batch, drain=drain, bell=bell, on_ready=announce

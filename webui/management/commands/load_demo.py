@@ -7,6 +7,7 @@ from typing import Any
 
 from django.apps import apps
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import check_password
 from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
@@ -20,8 +21,8 @@ class Command(BaseCommand):
     help = (
         "Create or refresh the demo household: a member (staff, so the admin is reachable), the soul "
         "Pippa with the demo vault, the offline vessel, and a demo job (hourly) and wake (daily). "
-        "Sets a fresh password, or with --login-file keeps the one it set before, and prints the "
-        "login."
+        "Sets a fresh password, or with --login-file sets one once, when the file is made, and "
+        "later only reads it; prints the login."
     )
 
     def add_arguments(self, parser: Any) -> None:
@@ -34,8 +35,8 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--login-file",
-            help="Keep the demo password in this file (created readable by its owner only) and "
-            "use it again on the next run, so a restart does not log the family out.",
+            help="Keep the demo password in this file (created readable by its owner only): it is "
+            "set when the file is made and never again, so a restart does not log anyone out.",
         )
         parser.add_argument(
             "--member-file",
@@ -46,16 +47,21 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         login_file = Path(options["login_file"]) if options["login_file"] else None
-        password = options["password"] or kept_password(login_file) or secrets.token_urlsafe(9)
-        if login_file is not None:
+        kept = None if options["password"] else kept_password(login_file)
+        password = options["password"] or kept or secrets.token_urlsafe(9)
+        if login_file is not None and kept is None:
             keep_password(login_file, password)
         with transaction.atomic():
-            user, _ = get_user_model().objects.get_or_create(
+            user, created = get_user_model().objects.get_or_create(
                 username=DEMO_USERNAME, defaults={"first_name": "Demo", "last_name": "Member"}
             )
             user.is_staff = True
             user.is_superuser = True
-            user.set_password(password)
+            # Setting a password, even the same one, ends every session of the member (Django
+            # keys a session to the password's hash): a kept password is set only on a member
+            # made now, so a restart of ``make run`` keeps everyone logged in.
+            if created or kept is None:
+                user.set_password(password)
             user.save()
             Soul.objects.update_or_create(
                 slug="pippa", defaults={"name": "Pippa", "vault_path": "demo/vaults/pippa"}
@@ -80,14 +86,16 @@ class Command(BaseCommand):
             name = user.get_full_name() or user.get_username()
             Path(options["member_file"]).write_text(f"{user.pk}:{name}\n", encoding="utf-8")
         url = options["url"].rstrip("/")
-        kept = f" (kept in {login_file})" if login_file is not None else ""
+        where = f" (kept in {login_file})" if login_file is not None else ""
+        if not check_password(password, user.password):
+            where = f" (kept in {login_file}, but since changed: delete it for a new one)"
         lines = [
             "",
             "Demo household ready.",
             f"  WebUI:    {url}/",
             f"  Log in:   {url}/accounts/login/",
             f"  Username: {DEMO_USERNAME}",
-            f"  Password: {password}{kept}",
+            f"  Password: {password}{where}",
             f"  Admin:    {url}/admin/ (same login)",
             f"  Stream:   {url}/stream/ (a demo note hourly and a wake daily post here)",
         ]

@@ -2,12 +2,14 @@
 a loop; each tick first marks interrupted the runs whose process ended mid-run
 (:mod:`webui.unattended.lease`)."""
 
-import time
+import signal
+import threading
 from typing import Any
 
 from django.core.management.base import BaseCommand
 from django.utils import timezone
 
+from webui.health.beats import ProcessBeat
 from webui.retention import run_daily_prune
 from webui.unattended.lease import interrupt_lapsed_runs
 from webui.unattended.runner import run_due_jobs
@@ -24,12 +26,18 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         every = options["every"]
+        if every is not None:
+            ProcessBeat("scheduler").start()  # the health page's "scheduler" line
+            # supervisord and systemd stop a process with SIGTERM: end the tick in hand, then go.
+            stopping = threading.Event()
+            signal.signal(signal.SIGTERM, lambda *_: stopping.set())
         while True:
             self.tick()
-            if every is None:
+            if every is None or stopping.is_set():
                 return
             try:
-                time.sleep(every)
+                if stopping.wait(every):
+                    return
             except KeyboardInterrupt:
                 return
 

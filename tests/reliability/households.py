@@ -1,0 +1,132 @@
+"""For the tests that run ``make run`` itself: a household's own checkout, a PostgreSQL database
+of its own, and ``make run`` in it until the test is done."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+import requests
+from django.db import connection
+
+from tests.live_servers import ROOT, server_environment
+
+#: What a household's checkout holds to run (tests, docs and benches left out).
+SHIPPED = (
+    "Makefile",
+    "Procfile",
+    "manage.py",
+    "requirements.txt",
+    "requirements-run.txt",
+    "requirements-dev.txt",
+    "webui",
+    "pippa_memory",
+    "reference_engine",
+    "templates",
+    "static",
+    "demo",
+)
+
+
+def checkout_copy(folder: Path) -> Path:
+    """A household's own checkout: the shipped files, and this test's virtualenv."""
+    folder.mkdir()
+    for name in SHIPPED:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, folder / name)
+    (folder / ".venv").symlink_to(sys.prefix)  # the virtualenv running this test
+    return folder
+
+
+@contextmanager
+def own_postgres_database(name: str) -> Iterator[str]:
+    """A PostgreSQL database of its own on the suite's server, dropped afterwards; its URL."""
+    given = connection.settings_dict
+    server = f"postgres://{given['USER']}@{given['HOST'] or '127.0.0.1'}:{given['PORT'] or 5432}"
+    import psycopg
+
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"{server}/{name}"
+    finally:
+        with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@contextmanager
+def make_run(
+    folder: Path, *, port: int, engine_port: int, database: str | None, log: Path
+) -> Iterator["subprocess.Popen[bytes]"]:
+    """``make run PORT=… ENGINE_PORT=…`` in the household's ``folder`` (its database
+    ``database``, else its own ``db.sqlite3``) until the block ends, then stopped as Ctrl-C stops
+    it, every process of it gone. Its output is appended to ``log``."""
+    env = server_environment(PORT=str(port), ENGINE_PORT=str(engine_port))
+    for name in ("DATABASE_URL", "PIPPA_ENGINE_DATABASE_URL", "MAKEFLAGS", "MAKELEVEL", "MFLAGS"):
+        env.pop(name, None)
+    if database:
+        env["DATABASE_URL"] = database
+    command = ["make", "-o", ".venv/.run-installed", "run", f"PORT={port}"]
+    with log.open("a") as output:
+        process = subprocess.Popen(
+            [*command, f"ENGINE_PORT={engine_port}"],
+            cwd=folder,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            yield process
+        finally:
+            os.killpg(process.pid, signal.SIGINT)
+            try:
+                process.wait(timeout=60)
+                deadline = time.monotonic() + 60
+                while group_alive(process.pid) and time.monotonic() < deadline:
+                    time.sleep(0.2)  # supervisord stops its processes after make has gone
+            except subprocess.TimeoutExpired:
+                pass
+            with suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+
+
+def group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def wait_until_serving(url: str, *, seconds: float, log: Path) -> None:
+    """Until ``url``'s ``/health/`` answers 200; fails with the end of ``log`` after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if requests.get(f"{url}/health/", timeout=3).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        assert time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
+        time.sleep(0.5)
+
+
+@contextmanager
+def household_database(name: str) -> Iterator[str | None]:
+    """On the PostgreSQL leg a database of the household's own (``name``), dropped afterwards;
+    on SQLite ``None``: the household uses its checkout's ``db.sqlite3``, as ``make run`` does."""
+    if connection.vendor != "postgresql":
+        yield None
+        return
+    with own_postgres_database(f"{name}_{os.getpid()}") as url:
+        yield url
