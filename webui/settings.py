@@ -178,6 +178,11 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # A PATCH body's schema is the full one: its fields are required (a rename needs its title).
     "COMPONENT_SPLIT_PATCH": False,
+    # Every operation may be refused a too-long address (414, webui/web/long_url_guard.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "webui.api.schema_hooks.document_uri_too_long",
+    ],
 }
 
 # The host's own knobs: the WEBUI_* variables that are set; the rest take their defaults from

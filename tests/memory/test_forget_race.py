@@ -237,3 +237,10 @@ def test_every_item_of_a_large_block_is_checked_against_its_tombstones(soul: Any
     assert tombstoned_items(soul_id=soul.id, viewer="bob", items=items) == forgotten
     assert tombstoned_items(soul_id=soul.id, viewer="", items=items) == forgotten | {items[900]}
     assert tombstoned_items(soul_id=soul.id, viewer="", items=items[1:499]) == set()
+
+
+def test_an_id_holding_a_nul_is_no_tombstoned_item_and_no_server_error(soul: Any) -> None:
+    # The brain door's fuzzing sent one: PostgreSQL refuses a NUL in a text parameter outright.
+    record_tombstones(soul=soul, item_ids={"m1"})
+
+    assert tombstoned_items(soul_id=soul.id, viewer="", items=["m\x001", "m1"]) == {"m1"}

@@ -8,14 +8,13 @@ import json
 from typing import Any
 
 import pytest
-import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 from schemathesis.generation import GenerationMode
 
 from reference_engine.server import ReferenceEngine
-from tests.host.test_chat_api_fuzz import logged_in
+from tests.host.test_chat_api_fuzz import logged_in, site_loaded
 
 from .household_memory import add_memory
 
@@ -35,7 +34,7 @@ def memory_schema() -> Any:
         for path, item in document["paths"].items()
         if path.startswith(MEMORY_API) and not path.startswith("/api/memory/brain/")
     }
-    return schemathesis.openapi.from_dict(document)
+    return site_loaded(document)
 
 
 def exercise_every_operation(

@@ -11,13 +11,12 @@ from typing import Any
 
 import pytest
 import requests
-import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis.generation import GenerationMode
 
 from reference_engine.server import ReferenceEngine
-from tests.host.test_chat_api_fuzz import logged_in
+from tests.host.test_chat_api_fuzz import logged_in, site_loaded
 from webui.models import Conversation, Vessel
 
 from .household_memory import add_memory, grant_manage_memory
@@ -70,7 +69,7 @@ def site_schema(base_url: str, session: requests.Session) -> Any:
     """The OpenAPI document the site serves to a member, loaded for schemathesis."""
     answer = session.get(f"{base_url}/api/schema/", params={"format": "json"}, timeout=30)
     assert answer.status_code == 200, answer.text[:300]
-    return schemathesis.openapi.from_dict(answer.json())
+    return site_loaded(answer.json())
 
 
 def test_every_api_survives_generated_requests(
