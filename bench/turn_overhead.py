@@ -376,6 +376,10 @@ def first_turn(h: dict[str, Any], failing: FailingEngine, args: Any) -> None:
 
     samples = []
     for _ in range(args.down_rounds):
+        # The earlier arms' requests still hang, each holding one of the engine's request threads
+        # (as in production, a fixed number): free them, so this turn's request reaches the engine.
+        failing.hanging.reset()
+        failing.hanging.set_fault("hang", seconds=600)
         configure_memory(ENABLED=True, URL=failing.url)
         before = failing.requests("/v1/souls/")
         started = time.perf_counter()
@@ -422,11 +426,13 @@ def main() -> None:
         "refusing": FailingEngine("refusing", closed_port_url(), None, failures),
         "hanging": FailingEngine("hanging", hanging.url, hanging, failures),
     }
-    fixed_cost(h, engine, args)
-    engine_down(h, engine, failing, args)
-    first_turn(h, failing["hanging"], args)
-    engine.stop()
-    hanging.stop()
+    try:
+        fixed_cost(h, engine, args)
+        engine_down(h, engine, failing, args)
+        first_turn(h, failing["hanging"], args)
+    finally:  # a hung request's thread would otherwise keep the interpreter from exiting
+        engine.stop()
+        hanging.stop()
 
 
 if __name__ == "__main__":
