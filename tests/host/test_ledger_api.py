@@ -136,4 +136,5 @@ def test_the_ledger_is_in_the_api_schema(staff: Any) -> None:
 
     operation = schema["paths"]["/api/ledger/"]["get"]
     assert [p["name"] for p in operation["parameters"]] == ["conversation"]
-    assert set(operation["responses"]) == {"200", "400", "403", "404"}
+    # 414: every operation documents the long-address refusal (webui/api/schema_hooks.py).
+    assert set(operation["responses"]) == {"200", "400", "403", "404", "414"}

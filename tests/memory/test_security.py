@@ -49,6 +49,8 @@ OPEN = {"/accounts/login/"}
 SIGNED = {"/api/memory/brain/"}
 ICON = {"/favicon.ico"}
 """Asked for by browsers before any login: sent to the site's icon, a static file."""
+HEALTH = {"/health/"}
+"""A load balancer's check: open to anyone, and says only ``ok`` or ``unavailable``."""
 
 
 @pytest.mark.parametrize("path", all_routes())
@@ -63,6 +65,9 @@ def test_every_page_and_api_needs_a_login_except_the_brain_door(
         return
     if path in SIGNED:
         assert post.status_code in (401, 415, 503)
+        return
+    if path in HEALTH:
+        assert (get.status_code, get.content) in ((200, b"ok\n"), (503, b"unavailable\n"))
         return
     if path in ICON:
         assert (get.status_code, get["Location"]) == (302, "/static/webui/favicon.svg")

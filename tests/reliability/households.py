@@ -30,6 +30,7 @@ SHIPPED = (
     "templates",
     "static",
     "demo",
+    "docs",
 )
 
 

@@ -42,6 +42,7 @@ SHIPPED = (
     "templates",
     "static",
     "demo",
+    "docs",
 )
 SECRETS = ".make-run-secrets"
 OLD_FIXED = {
