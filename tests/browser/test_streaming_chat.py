@@ -154,7 +154,7 @@ def test_retry_answers_the_message_that_failed_not_a_newer_unanswered_one(
     monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", FailingAdapter)
 
     send(page, "first question")
-    expect(page.get_by_role("alert")).to_contain_text("overloaded")
+    expect(page.get_by_role("alert")).to_contain_text("is busy right now")
     failed = Message.objects.get(content="first question")
     # Another tab's message fails too, after this one: the newest unanswered message.
     newer = Message.objects.create(conversation=conversation, role="user", content="later")

@@ -64,7 +64,7 @@ def test_a_chat_whose_memory_was_too_large_says_so_and_takes_it_once_it_fits(
 
     configure(MAX_BLOCK_CHARS=40_000)
     refresh.click()
-    expect(panel.get_by_role("status")).to_contain_text("afresh at your next message")
+    expect(panel).to_contain_text("afresh at your next message")
     send(page, "and now?")
 
     assert SMALL in pinned_block_text(chat)
