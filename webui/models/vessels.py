@@ -1,16 +1,19 @@
 """Vessels: the household's configured LLM backends."""
 
+import logging
 import os
 from collections.abc import Collection
 
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, URLValidator
-from django.db import models
+from django.db import DatabaseError, models
 from django.urls import reverse
 from django.utils import timezone
 
 from webui.vessels.key_env import api_key_env_problem
 from webui.vessels.names import adapter_choices
+
+logger = logging.getLogger(__name__)
 
 
 def validate_api_key_env(name: str) -> None:
@@ -153,8 +156,14 @@ class Vessel(models.Model):
         problem = "" if answered else problem
         if (self.last_outcome, self.last_problem) == (outcome, problem):
             return
-        self.last_outcome, self.last_problem = outcome, problem
-        self.last_outcome_at = timezone.now()
-        Vessel.objects.filter(pk=self.pk).update(
-            last_outcome=outcome, last_problem=problem, last_outcome_at=self.last_outcome_at
-        )
+        at = timezone.now()
+        try:
+            Vessel.objects.filter(pk=self.pk).update(
+                last_outcome=outcome, last_problem=problem, last_outcome_at=at
+            )
+        except DatabaseError:
+            # A note on the Models page must never cost a reply: a locked or failing database
+            # leaves it as it was, and the next call writes it again.
+            logger.warning("Vessel %s: its last outcome could not be kept now", self.slug)
+            return
+        self.last_outcome, self.last_problem, self.last_outcome_at = outcome, problem, at
