@@ -25,25 +25,12 @@ import requests
 from standardwebhooks.webhooks import Webhook
 
 from tests.live_servers import ROOT, free_port, server_environment
+from tests.reliability import households
 
 pytestmark = pytest.mark.xdist_group("production_server")
 
-SHIPPED = (
-    ".gitignore",
-    "Makefile",
-    "Procfile",
-    "manage.py",
-    "requirements.txt",
-    "requirements-run.txt",
-    "requirements-dev.txt",
-    "webui",
-    "pippa_memory",
-    "reference_engine",
-    "templates",
-    "static",
-    "demo",
-    "docs",
-)
+#: The shipped files, and the .gitignore that keeps the secrets and databases out of git.
+SHIPPED = (".gitignore", *households.SHIPPED)
 SECRETS = ".make-run-secrets"
 OLD_FIXED = {
     "DJANGO_SECRET_KEY": "django-insecure-development-key-only-for-the-local-demo-never-deploy-this",
