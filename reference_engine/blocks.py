@@ -3,7 +3,9 @@
 A revision made before blocks had a budget (``bounded_from``, :mod:`.storage.blocks`) renders
 every visible memory, as it always did, so a block pinned before the upgrade keeps its bytes.
 Every later one renders its stored selection; the first ask of a (revision, viewer) chooses it
-by the fair rule (:mod:`.selection`) and stores it in a short write of its own.
+by the fair rule (:mod:`.selection`) and stores it in a short write of its own, and renders the
+items it read to choose unless the head moved meanwhile (every forget and change of scope moves
+it: then the held items are read again, so a block is never made with a memory forgotten since).
 """
 
 from typing import Any
@@ -12,8 +14,8 @@ from reference_engine.selection import Candidate, render
 from reference_engine.souls import UnknownRevision
 from reference_engine.storage.blocks import (
     Selection,
-    bounded_from,
     choose_selection,
+    head_and_bounded_from,
     held_rows,
     store_selection,
     stored_selection,
@@ -28,26 +30,28 @@ def block_answer(
     """The contract's block answer of ``revision`` (the head when None) for ``viewer``, with
     ``left_out``. Raises :class:`~.souls.UnknownRevision` or :class:`~.souls.RevisionGone`."""
     with database.read() as cursor:
-        head = head_number(cursor, soul)
+        head, bounded_from = head_and_bounded_from(cursor, soul)
         number = head if revision is None else revision
         if number > head:
             raise UnknownRevision(revision_name(number))
-        if number < bounded_from(cursor, soul):
+        if number < bounded_from:
             ids, text = block_at(cursor, soul, number, viewer)
             return answer(soul, number, viewer, ids, text, left_out=0)
         selection = stored_selection(cursor, soul, number, viewer)
-        if selection is None:
-            selection = choose_selection(
-                cursor, soul, number, viewer, at_head=number == head, budget=budget
-            )
-            fresh = True
-        else:
-            fresh = False
-        held = held_rows(cursor, soul, number, viewer, selection) if not fresh else None
-    if fresh and selection.visible:  # nothing visible renders the same without a row
+        if selection is not None:
+            held = held_rows(cursor, soul, number, viewer, selection)
+            return rendered(soul, number, viewer, selection, held)
+        selection, chosen = choose_selection(
+            cursor, soul, number, viewer, at_head=number == head, budget=budget
+        )
+    held = chosen if not selection.visible else None  # nothing visible: nothing to keep
+    if selection.visible:
         with database.write() as cursor:
-            store_selection(cursor, soul, number, viewer, selection)
-            selection = stored_selection(cursor, soul, number, viewer) or selection
+            if store_selection(cursor, soul, number, viewer, selection):
+                if head_number(cursor, soul) == head:
+                    held = chosen  # nothing forgotten or rescoped since it was read
+            else:
+                selection = stored_selection(cursor, soul, number, viewer) or selection
     if held is None:
         with database.read() as cursor:
             held = held_rows(cursor, soul, number, viewer, selection)

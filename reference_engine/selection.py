@@ -21,6 +21,7 @@ and that ``recall`` finds them.
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 from reference_engine.souls import HEADER, NOTHING_YET
 
@@ -38,7 +39,7 @@ class Candidate:
     text: str
     private: bool
 
-    @property
+    @cached_property
     def line(self) -> str:
         return f"- (private) {self.text}" if self.private else f"- {self.text}"
 
@@ -72,9 +73,11 @@ class Chooser:
 
     def take(self, candidate: Candidate, limit: int) -> None:
         """Take ``candidate`` if it is new, its words are new, and it fits under ``limit``."""
-        key = same_words(candidate.text)
         cost = len(candidate.line) + 1
-        if candidate.seq in self.seqs or key in self.words or self.used + cost > limit:
+        if candidate.seq in self.seqs or self.used + cost > limit:
+            return
+        key = same_words(candidate.text)
+        if key in self.words:
             return
         self.taken.append(candidate)
         self.seqs.add(candidate.seq)

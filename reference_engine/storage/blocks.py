@@ -34,10 +34,12 @@ SELECT i.seq, i.text, i.owner, i.forgotten_rev,
   COALESCE((SELECT s.scope FROM engine_scopes s WHERE s.item_seq = i.seq AND s.rev <= ?
             ORDER BY s.rev DESC LIMIT 1), i.scope),
   COALESCE((SELECT k.keep FROM engine_keeps k WHERE k.item_seq = i.seq AND k.rev <= ?
-            ORDER BY k.rev DESC LIMIT 1), 0)
+            ORDER BY k.rev DESC LIMIT 1), 0),
+  i.id
 FROM engine_items i
 WHERE i.soul = ? AND +i.added_rev <= ? AND (+i.forgotten_rev IS NULL OR +i.forgotten_rev > ?)"""
-"""Items as they were at a revision: ``(seq, text, owner, forgotten_rev, scope then, keep then)``.
+"""Items as they were at a revision: ``(seq, text, owner, forgotten_rev, scope then, keep then,
+id)``.
 The revision tests are kept off the indexes (``+``), so each pool is read newest first from its own
 index, never sorted whole."""
 SCOPE_CHANGED_AFTER = (
@@ -64,10 +66,11 @@ def viewer_key(viewer: str | None) -> str:
     return viewer or ""
 
 
-def bounded_from(cursor: Cursor, soul: str) -> int:
-    """The soul's first bounded revision (those before render every visible memory)."""
-    row = cursor.run("SELECT bounded_from FROM engine_souls WHERE soul = ?", [soul]).one()
-    return int(row[0]) if row else 0
+def head_and_bounded_from(cursor: Cursor, soul: str) -> tuple[int, int]:
+    """The soul's head and its first bounded revision (those before render every visible
+    memory), in one read; ``(0, 0)`` for a soul that never changed."""
+    row = cursor.run("SELECT head, bounded_from FROM engine_souls WHERE soul = ?", [soul]).one()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
 def stored_selection(cursor: Cursor, soul: str, rev: int, viewer: str | None) -> Selection | None:
@@ -84,13 +87,13 @@ def stored_selection(cursor: Cursor, soul: str, rev: int, viewer: str | None) ->
 
 def store_selection(
     cursor: Cursor, soul: str, rev: int, viewer: str | None, selection: Selection
-) -> None:
+) -> bool:
     """Keep ``selection`` for (revision, viewer) unless one is kept already (then that one
-    stands: two engines choosing at once chose the same)."""
+    stands: two engines choosing at once chose the same); whether this one was kept."""
     held = json.dumps([[seq, int(private)] for seq, private in selection.held])
-    cursor.run(
+    row = cursor.run(
         "INSERT INTO engine_selections (soul, rev, viewer, budget, held, visible, left_out) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (soul, viewer, rev) DO NOTHING",
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (soul, viewer, rev) DO NOTHING RETURNING rev",
         [
             soul,
             rev,
@@ -100,7 +103,8 @@ def store_selection(
             selection.visible,
             selection.left_out,
         ],
-    )
+    ).one()
+    return row is not None
 
 
 def held_rows(
@@ -143,6 +147,8 @@ class Candidates:
             viewer,
             at_head,
         )
+        self.ids: dict[int, str] = {}
+        """The id of each candidate read, by its sequence number."""
 
     def rows(self, where: str, params: list[Any], *, limit: int) -> list[tuple[Any, ...]]:
         sql = f"{AT_REVISION} AND {where} ORDER BY i.seq DESC LIMIT ?"
@@ -157,6 +163,7 @@ class Candidates:
         words are no longer kept, so no block holding it can be made)."""
         if row[3] is not None:
             raise RevisionGone(revision_name(self.rev))
+        self.ids[int(row[0])] = row[6]
         return Candidate(seq=int(row[0]), text=row[1], private=row[4] == "private")
 
     def pool_filter(self, pool: str) -> tuple[str, list[Any]]:
@@ -221,8 +228,9 @@ class Candidates:
 
 def choose_selection(
     cursor: Cursor, soul: str, rev: int, viewer: str | None, *, at_head: bool, budget: int
-) -> Selection:
-    """The block of (revision, viewer) by the fair rule (:func:`~..selection.choose`)."""
+) -> tuple[Selection, list[tuple[str, Candidate]]]:
+    """The block of (revision, viewer) by the fair rule (:func:`~..selection.choose`), with
+    ``(id, candidate)`` of each held item in render order, as read at the revision."""
     room = room_for_lines(budget)
     found = Candidates(cursor, soul, rev, viewer, at_head=at_head)
     private = found.newest("private", room)
@@ -236,7 +244,8 @@ def choose_selection(
         budget=budget,
     )
     visible = visible_count(cursor, soul, rev, viewer)
-    return Selection(held=[(c.seq, c.private) for c in held], visible=visible, budget=budget)
+    selection = Selection(held=[(c.seq, c.private) for c in held], visible=visible, budget=budget)
+    return selection, [(found.ids[c.seq], c) for c in held]
 
 
 def visible_count(cursor: Cursor, soul: str, rev: int, viewer: str | None) -> int:

@@ -173,3 +173,30 @@ def test_a_revision_renders_the_same_bytes_after_curation_restart_and_a_forget_e
         assert block(engine.url, pinned["revision"]).status_code == 410
     finally:
         engine.stop()
+
+
+def test_a_memory_forgotten_while_its_block_is_chosen_is_never_in_that_block(
+    small_engine: ReferenceEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A block is rendered from the rows read to choose it only when nothing was forgotten
+    since: a forget that lands between the choice and the answer makes the revision gone."""
+    import reference_engine.blocks as blocks
+
+    secret = "The spare key is under the third flower pot from the gate."
+    for text in (household_fact(1), secret):
+        assert send(small_engine.url, turn_event(text, ALICE, scope="household")).status_code == 202
+    revision = small_engine.state.head("pippa")
+    choose = blocks.choose_selection
+
+    def choose_then_forget(*args: Any, **kwargs: Any) -> Any:
+        chosen = choose(*args, **kwargs)
+        held = {candidate.text: item for item, candidate in chosen[1]}
+        small_engine.state.forget("pippa", held[secret], viewer=None)  # another request's forget
+        return chosen
+
+    monkeypatch.setattr(blocks, "choose_selection", choose_then_forget)
+    answer = block(small_engine.url, revision)
+    assert answer.status_code == 410, answer.text
+    assert secret not in answer.text
+    monkeypatch.setattr(blocks, "choose_selection", choose)
+    assert secret not in head(small_engine.url)["block"]
