@@ -10,7 +10,7 @@ finished by running it again, with nothing doubled.
 
 from typing import Any
 
-from reference_engine.state import EngineState, cursor_position
+from reference_engine.state import EngineState, cursor_position, known_number
 from reference_engine.storage import portable
 from reference_engine.storage.revisions import head_number, revision_name
 
@@ -44,15 +44,27 @@ def export_page(state: EngineState, soul: str, *, after: str, limit: int) -> dic
     }
 
 
-def import_batch(state: EngineState, soul: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+def import_batch(
+    state: EngineState,
+    soul: str,
+    items: list[dict[str, Any]],
+    *,
+    check_only: bool = False,
+    after_revision: str = "",
+) -> dict[str, Any]:
     """Take ``items`` into ``soul`` in one transaction: those not kept yet are added at one new
     revision (the head moves forward only when something was added); the answer counts what was
     ``added``, already ``present`` and left ``forgotten``, with the head after it. Raises
-    :class:`~.storage.portable.ImportConflict` or :class:`~.souls.NoOwner` with nothing kept."""
+    :class:`~.storage.portable.ImportConflict` or :class:`~.souls.NoOwner` with nothing kept.
+    ``check_only`` runs the same checks and counts, and keeps nothing (an admin's import checks
+    every batch this way before it sends the first for real). ``after_revision`` is the head of
+    the engine the items were exported from: what is added lands past it, so a revision handed out
+    there (pinned by a conversation) never names another state here."""
+    floor = known_number(after_revision) if after_revision else 0
     if len(items) > IMPORT_MOST:
         raise ValueError(f"an import batch carries at most {IMPORT_MOST} items")
     with state.database.write() as cursor:
-        done = portable.import_items(cursor, soul, items)
+        done = portable.import_items(cursor, soul, items, write=not check_only, floor=floor)
         head = revision_name(head_number(cursor, soul))
     return {
         "added": done.added,

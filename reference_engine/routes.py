@@ -183,7 +183,14 @@ def route_import(call: Call, soul: str) -> Answer:
     """Version 3: take a batch of items into the soul, idempotently by id, all or nothing."""
     if not call.v3:
         raise Refusal(404, "not_found", "Importing into a soul needs contract version 3.")
-    return 200, portability.import_batch(call.state, soul, call.body["items"]), {}
+    done = portability.import_batch(
+        call.state,
+        soul,
+        call.body["items"],
+        check_only=call.body.get("check_only", False),
+        after_revision=call.body.get("after_revision") or "",
+    )
+    return 200, done, {}
 
 
 ROUTES: dict[str, Callable[..., Answer]] = {

@@ -71,7 +71,9 @@ def history_of(cursor: Cursor, seqs: list[int]) -> dict[int, list[dict[str, Any]
     }
 
 
-def import_items(cursor: Cursor, soul: str, items: list[dict[str, Any]]) -> Imported:
+def import_items(
+    cursor: Cursor, soul: str, items: list[dict[str, Any]], *, write: bool = True, floor: int = 0
+) -> Imported:
     """Keep each of ``items`` (the contract's item shape) not kept yet, by its id, with its text,
     time, scope, owner, source and keep mark, at one new revision of ``soul``.
 
@@ -79,6 +81,9 @@ def import_items(cursor: Cursor, soul: str, items: list[dict[str, Any]]) -> Impo
     forgot stays forgotten (``forgotten``). :class:`ImportConflict` for an id kept with another
     text or by another soul, or named twice with two texts; :class:`NoOwner` for a private item
     no member said. Raised before anything is written, so the caller's transaction keeps nothing.
+    With ``write`` False, only the checks run and the counts are what a write would do. ``floor``
+    is the head of the engine the items came from: the new revision is past it, so no revision
+    the household's conversations were pinned to there is ever named again here.
     """
     wanted: dict[str, dict[str, Any]] = {}
     for item in items:
@@ -102,7 +107,8 @@ def import_items(cursor: Cursor, soul: str, items: list[dict[str, Any]]) -> Impo
         else:
             present += 1
     fresh = [item for item_id, item in wanted.items() if item_id not in kept]
-    if fresh:
+    if fresh and write:
+        raise_head(cursor, soul, floor)
         add_items(cursor, soul, fresh)
     return Imported(added=len(fresh), present=present, forgotten=forgotten)
 
@@ -120,6 +126,18 @@ def kept_with_ids(cursor: Cursor, ids: list[str]) -> dict[str, tuple[str, str, b
         for item_id, owner_soul, text, forgotten_rev in rows:
             found[item_id] = (owner_soul, text, forgotten_rev is not None)
     return found
+
+
+def raise_head(cursor: Cursor, soul: str, floor: int) -> None:
+    """Move the soul's head up to ``floor`` when it is below it (never down)."""
+    if floor <= 0:
+        return
+    larger = "GREATEST" if cursor.postgres else "MAX"
+    cursor.run(
+        "INSERT INTO engine_souls (soul, head) VALUES (?, ?) ON CONFLICT (soul) DO UPDATE "
+        f"SET head = {larger}(engine_souls.head, excluded.head)",
+        [soul, floor],
+    )
 
 
 def add_items(cursor: Cursor, soul: str, items: list[dict[str, Any]]) -> int:

@@ -93,12 +93,15 @@ def test_import_adds_by_id_once_and_a_second_run_doubles_nothing(
         for n in range(4)
     ]
 
+    checked = call(url, "POST", "/v1/souls/pippa/import", json={"items": items, "check_only": True})
     first = imported(url, items[:2])
     second = imported(url, items)
     third = imported(url, items)
 
     assert first.status_code == second.status_code == third.status_code == 200
     jsonschema.validate(first.json(), contract.IMPORTED)
+    assert checked.json()["added"] == 4
+    assert checked.json()["revision"] == "r1"  # checked only: nothing kept, the head stays
     assert (first.json()["added"], first.json()["present"]) == (2, 0)
     assert (second.json()["added"], second.json()["present"]) == (2, 2)
     assert (third.json()["added"], third.json()["present"]) == (0, 4)
@@ -171,3 +174,27 @@ def test_version_2_callers_have_no_export_or_import(durable_engine: ReferenceEng
     assert call(url, "GET", "/v1/souls/pippa/export", version="2").status_code == 404
     batch = {"items": [{"id": "m1"}]}
     assert call(url, "POST", "/v1/souls/pippa/import", json=batch, version="2").status_code == 400
+
+
+def test_an_import_lands_past_the_revision_the_export_came_from(
+    durable_engine: ReferenceEngine,
+) -> None:
+    item = {
+        "id": "m-far",
+        "text": "From an older engine",
+        "at": "2025-01-01T00:00:00Z",
+        "scope": "household",
+        "said_by": None,
+        "source": {"conversation": None, "message": None, "tool_use": None},
+        "keep": False,
+    }
+    body = {"items": [item], "after_revision": "r40"}
+
+    answer = call(durable_engine.url, "POST", "/v1/souls/pippa/import", json=body)
+    again = call(durable_engine.url, "POST", "/v1/souls/pippa/import", json=body)
+
+    assert answer.json()["revision"] == "r41"  # no revision the old engine gave is named again
+    assert again.json()["revision"] == "r41"
+    head = call(durable_engine.url, "GET", "/v1/souls/pippa/head").json()
+    assert head["revision"] == "r41"
+    assert head["items"] == ["m-far"]
