@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from reference_engine.config import ConfigError, EngineConfig, add_options, read_config
 
-COMMANDS = ("serve", "migrate")
+COMMANDS = ("serve", "migrate", "backup")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -24,7 +24,7 @@ def parser() -> argparse.ArgumentParser:
         epilog="Without a command it serves: `python -m reference_engine serve --help` lists "
         "every setting, each with its environment variable and default.",
     )
-    commands = top.add_subparsers(dest="command", metavar="{serve,migrate}")
+    commands = top.add_subparsers(dest="command", metavar="{serve,migrate,backup}")
     serve = commands.add_parser("serve", help="serve the engine until SIGTERM (the default)")
     add_options(serve)
     migrate = commands.add_parser(
@@ -36,6 +36,11 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="apply nothing; exit 1 (naming them) when migrations are pending",
     )
+    backup = commands.add_parser(
+        "backup", help="copy the SQLite database consistently while the engine serves"
+    )
+    add_options(backup, ["database", "log_level"])
+    backup.add_argument("file", help="the copy to write (replaced whole, only once checked)")
     return top
 
 
@@ -68,6 +73,20 @@ def run_migrate(config: EngineConfig, *, check: bool) -> int:
     return 0
 
 
+def run_backup(config: EngineConfig, file: str) -> int:
+    from pathlib import Path
+
+    from reference_engine.backup import BackupRefused, backup_database
+
+    try:
+        count = backup_database(config.database, Path(file))
+    except (BackupRefused, OSError) as refused:
+        print(f"python -m reference_engine backup: {refused}", file=sys.stderr)
+        return 1
+    print(f"Backed up {config.database} to {file}: {count} memories, integrity check ok.")
+    return 0
+
+
 def run_serve(config: EngineConfig) -> int:
     from reference_engine.demo import seed_demo
     from reference_engine.service import brain_of, open_state, serve
@@ -97,7 +116,9 @@ def run_serve(config: EngineConfig) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(with_command(sys.argv[1:] if argv is None else argv))
     try:
-        config = read_config({k: v for k, v in vars(args).items() if k not in ("command", "check")})
+        config = read_config(
+            {k: v for k, v in vars(args).items() if k not in ("command", "check", "file")}
+        )
     except ConfigError as bad:
         print(f"python -m reference_engine: {bad}", file=sys.stderr)
         return 2
@@ -109,6 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("yoyo").setLevel(logging.WARNING)  # this module says what was applied
     if args.command == "migrate":
         return run_migrate(config, check=args.check)
+    if args.command == "backup":
+        return run_backup(config, args.file)
     return run_serve(config)
 
 

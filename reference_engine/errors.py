@@ -19,6 +19,7 @@ from werkzeug.routing import RoutingException
 from reference_engine.events import BadEvent
 from reference_engine.souls import NoOwner, RevisionGone, UnknownItem, UnknownRevision
 from reference_engine.state import BadCursor
+from reference_engine.storage.portable import ImportConflict
 from reference_engine.wire import Answer, Refusal, error
 
 logger = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ KNOWN: list[tuple[type[Exception], int, str, str | None]] = [
     (NoOwner, 409, "no_owner", None),
     (BadCursor, 400, "invalid_cursor", None),
     (BadEvent, 400, "invalid_request", None),
+    (ImportConflict, 400, "import_conflict", None),
 ]
 """The engine's own refusals: status, code, and the message (None: the refusal's own words)."""
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from werkzeug.routing import Map, Rule
 
+from reference_engine import portability
 from reference_engine.request_schemas import checked_body, checked_path, checked_query
 from reference_engine.souls import SCOPES
 from reference_engine.state import EngineState
@@ -168,6 +169,30 @@ def route_forget_member(call: Call, soul: str, member: str) -> Answer:
     return 200, (forgotten if call.v3 else without(forgotten, "ids")), {}
 
 
+def route_export(call: Call, soul: str) -> Answer:
+    """Version 3: one page of every live memory of the soul, oldest first, for an admin's export."""
+    if not call.v3:
+        raise Refusal(404, "not_found", "Exporting a soul needs contract version 3.")
+    page = portability.export_page(
+        call.state, soul, after=call.query.get("after", ""), limit=call.query.get("limit", 100)
+    )
+    return 200, page, {}
+
+
+def route_import(call: Call, soul: str) -> Answer:
+    """Version 3: take a batch of items into the soul, idempotently by id, all or nothing."""
+    if not call.v3:
+        raise Refusal(404, "not_found", "Importing into a soul needs contract version 3.")
+    done = portability.import_batch(
+        call.state,
+        soul,
+        call.body["items"],
+        check_only=call.body.get("check_only", False),
+        after_revision=call.body.get("after_revision") or "",
+    )
+    return 200, done, {}
+
+
 ROUTES: dict[str, Callable[..., Answer]] = {
     "getHead": route_head,
     "getBlock": route_block,
@@ -184,6 +209,8 @@ ROUTES: dict[str, Callable[..., Answer]] = {
     "forgetItem": route_forget,
     "rescopeItem": route_change_item,
     "forgetMember": route_forget_member,
+    "exportItems": route_export,
+    "importItems": route_import,
 }
 """Each route by the ``operationId`` its path and method have in ``docs/engine-openapi.yaml``."""
 
@@ -204,6 +231,8 @@ CONTRACT_URLS = Map(
         Rule("/v1/souls/<soul>/items/<id>", methods=["DELETE"], endpoint="forgetItem"),
         Rule("/v1/souls/<soul>/items/<id>", methods=["PATCH"], endpoint="rescopeItem"),
         Rule("/v1/souls/<soul>/members/<member>/forget", methods=["POST"], endpoint="forgetMember"),
+        Rule("/v1/souls/<soul>/export", methods=["GET"], endpoint="exportItems"),
+        Rule("/v1/souls/<soul>/import", methods=["POST"], endpoint="importItems"),
     ],
     merge_slashes=False,  # never a redirect: an engine that moved is a failure to the client
 )

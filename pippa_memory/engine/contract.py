@@ -97,6 +97,36 @@ FORGOTTEN_MEMBER: dict[str, Any] = all_required(
 )
 """How many items a member's forget took, and (version 3) exactly which."""
 
+EXPORT_ITEM: dict[str, Any] = all_required(
+    {
+        **ITEM["properties"],
+        "history": {
+            "type": "array",
+            "items": all_required(
+                {"revision": REVISION, "change": {"enum": ["scope", "keep"]}, "to": {}}
+            ),
+        },
+    }
+)
+"""An item as an export carries it: the item's shape and its changes by revision in the engine it
+came from (those revisions are not kept by an import: revisions move forward)."""
+
+EXPORT_PAGE: dict[str, Any] = all_required(
+    {
+        "soul": TEXT,
+        "items": {"type": "array", "items": EXPORT_ITEM},
+        "next": TEXT_OR_NULL,
+        "total": COUNT,
+        "revision": REVISION,
+    }
+)
+"""Version 3: one page of every live memory of a soul, oldest first, for an admin's export."""
+
+IMPORTED: dict[str, Any] = all_required(
+    {"added": COUNT, "present": COUNT, "forgotten": COUNT, "revision": REVISION}
+)
+"""Version 3: what one import batch did (added, already present, left forgotten) and the head."""
+
 ASK: dict[str, Any] = all_required({"ask_id": {"type": "string", "minLength": 1}})
 
 ANSWERS: dict[str, Any] = all_required(

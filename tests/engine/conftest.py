@@ -64,6 +64,30 @@ def engine_database(
 
 
 @pytest.fixture
+def another_engine_database(
+    engine_database: str, tmp_path: Path, django_db_blocker: Any
+) -> Iterator[str]:
+    """A second fresh, empty engine database of the same kind as ``engine_database`` (a new
+    household computer's engine, say)."""
+    if not engine_database.startswith("postgresql://"):
+        yield str(tmp_path / "another-engine.sqlite3")
+        return
+    with django_db_blocker.unblock():
+        settings = postgres_settings()
+    assert settings is not None
+    import psycopg
+
+    schema = f"engine_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_url(settings), autocommit=True) as admin:
+        admin.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        yield postgres_url(settings, schema)
+    finally:
+        with psycopg.connect(postgres_url(settings), autocommit=True) as admin:
+            admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture
 def durable_engine(engine_database: str) -> Iterator[ReferenceEngine]:
     """The engine in this process on ``engine_database``, control door open."""
     running = ReferenceEngine(token=TOKEN, database=engine_database, control=True).start()

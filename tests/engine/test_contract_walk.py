@@ -28,6 +28,19 @@ BODIES: dict[str, dict[str, Any]] = {
     "wakeBrief": {"soul": "pippa", "wake": {"kind": "soul_stream", "id": "w1"}},
     "bundle": {"soul": "pippa", "job": {"id": "j1", "name": "Digest"}, "revision": None},
     "rescopeItem": {"viewer": "7", "scope": "household"},
+    "importItems": {
+        "items": [
+            {
+                "id": "walk-import",
+                "text": "The walk imports nothing.",
+                "at": "2026-12-03T09:00:00Z",
+                "scope": "household",
+                "said_by": None,
+                "source": {"conversation": None, "message": None, "tool_use": None},
+                "keep": False,
+            }
+        ]
+    },
 }
 """A valid body for each route that takes one; each field is then spoiled in turn."""
 

@@ -52,7 +52,7 @@ def test_help_and_migrate_work_with_django_not_importable(tmp_path: Path) -> Non
     migrate = run("migrate", "--database", str(tmp_path / "engine.sqlite3"))
 
     assert top.returncode == serve.returncode == migrate.returncode == 0, migrate.stderr
-    assert "{serve,migrate}" in top.stdout
+    assert "{serve,migrate,backup}" in top.stdout
     assert "PIPPA_ENGINE_DATABASE_URL" in serve.stdout
     assert migrate.stdout.startswith("applied: 0001_initial")
 

@@ -32,6 +32,8 @@ CALLS = [
     ("delete", "/v1/souls/{soul}/items/{id}", "200", contract.FORGOTTEN),
     ("patch", "/v1/souls/{soul}/items/{id}", "200", contract.RESCOPED),
     ("post", "/v1/souls/{soul}/members/{member}/forget", "200", contract.FORGOTTEN_MEMBER),
+    ("get", "/v1/souls/{soul}/export", "200", contract.EXPORT_PAGE),
+    ("post", "/v1/souls/{soul}/import", "200", contract.IMPORTED),
 ]
 
 

@@ -34,6 +34,8 @@ VALUED = (
     "demo_member",
 )
 FLAGS = ("control", "seed_demo")
+BACKUP = "backup"
+"""``--backup FILE``: hand over to ``python -m reference_engine backup FILE`` instead of serving."""
 
 
 def demo_member() -> str:
@@ -69,12 +71,25 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         for name in VALUED:
             parser.add_argument("--" + name.replace("_", "-"), default=argparse.SUPPRESS)
+        parser.add_argument(
+            "--backup",
+            metavar="FILE",
+            default=None,
+            help="copy the engine's SQLite database to FILE while it serves, then exit",
+        )
         for name in FLAGS:
             parser.add_argument(
                 "--" + name.replace("_", "-"), action="store_true", default=argparse.SUPPRESS
             )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options.get(BACKUP):
+            command = [sys.executable, "-m", "reference_engine", "backup"]
+            if options.get("database") is not None:
+                command += ["--database", str(options["database"])]
+            command.append(str(options[BACKUP]))
+            self.stdout.flush()
+            os.execv(command[0], command)  # noqa: S606 - the engine's own entry point, no shell
         if options.get("seed_demo") and options.get("demo_member") is None:
             options["demo_member"] = demo_member() or None
         command = engine_command(options)

@@ -1,0 +1,180 @@
+"""A soul's whole memory as rows that move between engines: every live item read in pages, oldest
+first, with its history; and items taken in by their ids, idempotently.
+
+Every function here runs inside the caller's transaction (a :class:`Cursor`). Forgotten items are
+never read out (a forget stays a forget), and an id this engine forgot is never taken in again.
+Taking items in moves the soul's head once, forward, like any other change, so a conversation
+pinned before re-pins; it never overwrites an item already kept.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from reference_engine.souls import SCOPES, NoOwner
+from reference_engine.storage.database import Cursor
+from reference_engine.storage.memories import COLUMNS, INSERT_ITEM, LIVE, memory_of, word_column
+from reference_engine.storage.revisions import move_head, revision_name
+
+
+class ImportConflict(ValueError):
+    """An item of an import that cannot be taken as it is: its id is kept with another text, or
+    by another soul, or named twice with two texts. Nothing of the batch is kept."""
+
+    def __init__(self, item_id: str, why: str) -> None:
+        super().__init__(f"Item {item_id!r} {why}; nothing of this batch was imported.")
+        self.item_id = item_id
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What one import batch did: items added, items already kept with the same text, and items
+    this engine forgot (left forgotten)."""
+
+    added: int
+    present: int
+    forgotten: int
+
+
+def export_page(cursor: Cursor, soul: str, *, after: int, limit: int) -> list[dict[str, Any]]:
+    """Up to ``limit`` live items of ``soul`` after sequence number ``after``, oldest first, each
+    in the contract's item shape with ``seq`` (for the next cursor) and its ``history``."""
+    rows = cursor.run(
+        f"SELECT {COLUMNS} FROM engine_items WHERE soul = ? AND {LIVE} AND seq > ? "
+        "ORDER BY seq LIMIT ?",
+        [soul, after, limit],
+    ).all()
+    memories = [memory_of(row) for row in rows]
+    changes = history_of(cursor, [m.seq for m in memories])
+    return [{**m.item(), "seq": m.seq, "history": changes.get(m.seq, [])} for m in memories]
+
+
+def history_of(cursor: Cursor, seqs: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """Each item's changes by revision, oldest first: the scope it had from each revision on
+    (the first is when it was kept) and each *keep in every chat* mark or unmark."""
+    if not seqs:
+        return {}
+    marks = ", ".join("?" * len(seqs))
+    found: dict[int, list[tuple[int, str, Any]]] = {}
+    for table, name in (("engine_scopes", "scope"), ("engine_keeps", "keep")):
+        rows = cursor.run(
+            f"SELECT item_seq, rev, {name} FROM {table} WHERE item_seq IN ({marks})",  # noqa: S608
+            seqs,
+        ).all()
+        for seq, rev, value in rows:
+            found.setdefault(int(seq), []).append((int(rev), name, value))
+    return {
+        seq: [
+            {"revision": revision_name(rev), "change": name, "to": bool(v) if name == "keep" else v}
+            for rev, name, v in sorted(changes, key=lambda c: (c[0], c[1]))
+        ]
+        for seq, changes in found.items()
+    }
+
+
+def import_items(
+    cursor: Cursor, soul: str, items: list[dict[str, Any]], *, write: bool = True, floor: int = 0
+) -> Imported:
+    """Keep each of ``items`` (the contract's item shape) not kept yet, by its id, with its text,
+    time, scope, owner, source and keep mark, at one new revision of ``soul``.
+
+    An id already kept by ``soul`` with the same text is left as it is (``present``); an id it
+    forgot stays forgotten (``forgotten``). :class:`ImportConflict` for an id kept with another
+    text or by another soul, or named twice with two texts; :class:`NoOwner` for a private item
+    no member said. Raised before anything is written, so the caller's transaction keeps nothing.
+    With ``write`` False, only the checks run and the counts are what a write would do. ``floor``
+    is the head of the engine the items came from: the new revision is past it, so no revision
+    the household's conversations were pinned to there is ever named again here.
+    """
+    wanted: dict[str, dict[str, Any]] = {}
+    for item in items:
+        earlier = wanted.get(item["id"])
+        if earlier is not None and earlier["text"] != item["text"]:
+            raise ImportConflict(item["id"], "is named twice in the batch with two texts")
+        if item["scope"] not in SCOPES:
+            raise ValueError(f"scope must be one of {list(SCOPES)}")
+        if item["scope"] == "private" and not item["said_by"]:
+            raise NoOwner(f"Item {item['id']!r} is private but no member said it.")
+        wanted[item["id"]] = item
+    kept = kept_with_ids(cursor, list(wanted))
+    present = forgotten = 0
+    for item_id, (owner_soul, text, gone) in kept.items():
+        if owner_soul != soul:
+            raise ImportConflict(item_id, "is kept by another soul of this engine")
+        if gone:
+            forgotten += 1
+        elif text != wanted[item_id]["text"]:
+            raise ImportConflict(item_id, "is kept here with another text")
+        else:
+            present += 1
+    fresh = [item for item_id, item in wanted.items() if item_id not in kept]
+    if fresh and write:
+        raise_head(cursor, soul, floor)
+        add_items(cursor, soul, fresh)
+    return Imported(added=len(fresh), present=present, forgotten=forgotten)
+
+
+def kept_with_ids(cursor: Cursor, ids: list[str]) -> dict[str, tuple[str, str, bool]]:
+    """``id: (soul, text, forgotten)`` for each of ``ids`` this engine keeps, live or forgotten."""
+    found: dict[str, tuple[str, str, bool]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        rows = cursor.run(
+            f"SELECT id, soul, text, forgotten_rev FROM engine_items WHERE id IN ({marks})",  # noqa: S608
+            chunk,
+        ).all()
+        for item_id, owner_soul, text, forgotten_rev in rows:
+            found[item_id] = (owner_soul, text, forgotten_rev is not None)
+    return found
+
+
+def raise_head(cursor: Cursor, soul: str, floor: int) -> None:
+    """Move the soul's head up to ``floor`` when it is below it (never down)."""
+    if floor <= 0:
+        return
+    larger = "GREATEST" if cursor.postgres else "MAX"
+    cursor.run(
+        "INSERT INTO engine_souls (soul, head) VALUES (?, ?) ON CONFLICT (soul) DO UPDATE "
+        f"SET head = {larger}(engine_souls.head, excluded.head)",
+        [soul, floor],
+    )
+
+
+def add_items(cursor: Cursor, soul: str, items: list[dict[str, Any]]) -> int:
+    """Keep ``items`` as they are (ids, times, owners) at one new revision; the new head."""
+    head = move_head(cursor, soul)
+    for item in items:
+        said_by, source = item["said_by"] or {}, item["source"]
+        row = cursor.run(
+            f"{INSERT_ITEM} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            [
+                item["id"],
+                soul,
+                item["text"],
+                word_column(item["text"]),
+                item["at"],
+                item["scope"],
+                said_by.get("member"),
+                said_by.get("name"),
+                source.get("conversation"),
+                source.get("message"),
+                source.get("tool_use"),
+                head,
+            ],
+        ).one()
+        assert row is not None
+        seq = int(row[0])
+        cursor.run(
+            "INSERT INTO engine_scopes (item_seq, rev, scope) VALUES (?, ?, ?)",
+            [seq, head, item["scope"]],
+        )
+        if item.get("keep"):
+            cursor.run("UPDATE engine_items SET keep = 1 WHERE seq = ?", [seq])
+            cursor.run(
+                "INSERT INTO engine_keeps (item_seq, rev, keep) VALUES (?, ?, 1)", [seq, head]
+            )
+        if not cursor.postgres:
+            cursor.run(
+                "INSERT INTO engine_items_fts (rowid, text) VALUES (?, ?)", [seq, item["text"]]
+            )
+    return head
