@@ -5,13 +5,28 @@ checked (``PRAGMA integrity_check``) and only then moved into place.
 
 A PostgreSQL engine database is backed up by PostgreSQL's own tool: :class:`BackupRefused` says
 the ``pg_dump`` line (``docs/deployment.md``).
+
+:class:`NightlyCopies` keeps a copy a day in a folder (``--backup-dir``), the newest
+``--backup-keep`` of them, from a thread of the engine's worker: a copy is due when the newest in
+the folder was taken a day ago or more (so a restart never skips a day, and never takes two).
 """
 
+import logging
 import os
 import sqlite3
+import threading
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from reference_engine.storage.database import sqlite_path
+
+logger = logging.getLogger(__name__)
+
+NIGHTLY = "engine-%Y%m%d-%H%M%S.sqlite3"
+"""A nightly copy's name: when it was taken (UTC), so names sort as times do."""
+EVERY = timedelta(days=1)
+LOOK_SECONDS = 60.0
+"""How often the thread looks whether a copy is due."""
 
 
 class BackupRefused(ValueError):
@@ -55,10 +70,73 @@ def backup_database(url: str, target: Path) -> int:
     return int(row[0])
 
 
+def nightly_copies(folder: Path) -> list[tuple[datetime, Path]]:
+    """The nightly copies in ``folder``, oldest first, each with when it was taken; files of
+    other names are never counted (nor deleted)."""
+    copies = []
+    for path in folder.glob("engine-*.sqlite3"):
+        try:
+            taken = datetime.strptime(path.name, NIGHTLY).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+        copies.append((taken, path))
+    return sorted(copies)
+
+
 def keep_newest(folder: Path, keep: int) -> list[Path]:
     """Delete all but the ``keep`` newest nightly copies in ``folder``; the deleted ones."""
-    copies = sorted(folder.glob("engine-*.sqlite3"))
+    copies = [path for _, path in nightly_copies(folder)]
     doomed = copies[:-keep] if keep > 0 else []
     for old in doomed:
         old.unlink(missing_ok=True)
     return doomed
+
+
+class NightlyCopies:
+    """A copy of the engine's SQLite database a day into ``folder``, the ``keep`` newest kept."""
+
+    def __init__(self, url: str, folder: Path, keep: int) -> None:
+        self.url, self.folder, self.keep = url, folder, keep
+        self.stopping = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def due(self, now: datetime) -> bool:
+        copies = nightly_copies(self.folder)
+        return not copies or now - copies[-1][0] >= EVERY
+
+    def take_if_due(self, now: datetime | None = None) -> Path | None:
+        """Take today's copy if one is due, then delete the oldest past ``keep``; the copy."""
+        now = now or datetime.now(UTC)
+        if not self.due(now):
+            return None
+        target = self.folder / now.strftime(NIGHTLY)
+        count = backup_database(self.url, target)
+        dropped = keep_newest(self.folder, self.keep)
+        logger.info(
+            "Nightly copy of the engine's database: %s (%d memories, integrity check ok); "
+            "%d older copies deleted, the newest %d kept",
+            target,
+            count,
+            len(dropped),
+            self.keep,
+        )
+        return target
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                self.take_if_due()
+            except (BackupRefused, OSError, sqlite3.Error) as failed:
+                logger.error("The nightly copy of the engine's database failed: %s", failed)
+            self.stopping.wait(LOOK_SECONDS)
+
+    def start(self) -> "NightlyCopies":
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.thread = threading.Thread(target=self.run, name="engine-nightly-copy", daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()
+        if self.thread is not None:
+            self.thread.join(timeout=30)

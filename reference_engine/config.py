@@ -105,6 +105,18 @@ class EngineConfig:
         "current brain call to finish",
         minimum=1,
     )
+    backup_dir: str = setting(
+        "",
+        env="PIPPA_ENGINE_BACKUP_DIR",
+        help="a folder for a copy a day of a SQLite database, taken while it serves "
+        "(empty: none; PostgreSQL is backed up with pg_dump)",
+    )
+    backup_keep: int = setting(
+        7,
+        env="PIPPA_ENGINE_BACKUP_KEEP",
+        help="the daily copies kept in --backup-dir; older ones are deleted",
+        minimum=1,
+    )
     log_level: str = setting(
         "info", env="PIPPA_ENGINE_LOG_LEVEL", help="debug, info, warning or error"
     )
@@ -205,4 +217,9 @@ def read_config(
         block_chars(config.block_chars)  # no more than the plug-in takes
     except BadBudget as bad:
         raise ConfigError(f"--block-chars: {bad}") from bad
+    if config.backup_dir and config.database.startswith(("postgres://", "postgresql://")):
+        raise ConfigError(
+            "--backup-dir (PIPPA_ENGINE_BACKUP_DIR) copies a SQLite database; this engine's is "
+            "PostgreSQL: back it up with pg_dump (docs/deployment.md)"
+        )
     return config

@@ -13,12 +13,14 @@ call under way is finished and its answer written), all within ``graceful_timeou
 
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
 from gunicorn.workers.gthread import ThreadWorker
 
 from reference_engine.app import EngineApp
+from reference_engine.backup import NightlyCopies
 from reference_engine.brain_client import BrainClient
 from reference_engine.config import EngineConfig
 from reference_engine.state import EngineState
@@ -87,6 +89,9 @@ class EngineWorker(ThreadWorker):  # type: ignore[misc] - gunicorn ships no type
                 left,
             )
         state.thinker.brain.close()
+        nightly = getattr(self.app, "nightly", None)
+        if nightly is not None:
+            nightly.stop()
         state.database.close()
         logger.info("Stopped")
 
@@ -97,6 +102,7 @@ class EngineService(BaseApplication):  # type: ignore[misc] - gunicorn ships no 
     def __init__(self, config: EngineConfig, options: dict[str, Any]) -> None:
         self.config, self.options = config, options
         self.state: EngineState | None = None
+        self.nightly: NightlyCopies | None = None
         super().__init__()
 
     def load_config(self) -> None:
@@ -106,6 +112,10 @@ class EngineService(BaseApplication):  # type: ignore[misc] - gunicorn ships no 
     def load(self) -> EngineApp:
         self.state = open_state(self.config, brain=brain_of(self.config))
         self.state.thinker.start()  # in the worker, after the fork: asks are answered off requests
+        if self.config.backup_dir:
+            folder = Path(self.config.backup_dir)
+            self.nightly = NightlyCopies(self.config.database, folder, self.config.backup_keep)
+            self.nightly.start()
         return EngineApp(self.state, token=self.config.token, control=self.config.control)
 
 
