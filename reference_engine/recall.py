@@ -14,7 +14,12 @@ from typing import Any
 from reference_engine.meaning import MeaningIndex
 from reference_engine.souls import Memory
 from reference_engine.storage.database import Database
-from reference_engine.storage.ranking import holding_words, most_recent, ranked_matches
+from reference_engine.storage.ranking import (
+    holding_words,
+    most_recent,
+    query_words,
+    ranked_matches,
+)
 
 RRF_K = 60
 RECALL_MODES = ("meaning", "words")
@@ -50,7 +55,7 @@ def recall_answer(
             cursor, soul, query, viewer=viewer, limit=depth, language=language
         )
         near = []
-        if meaning:
+        if meaning and query_words(query):  # stop words alone mean nothing either
             near = [m for m, _ in index.nearest(cursor, soul, query, viewer=viewer, limit=depth)]
         hits = fused(by_words, near, limit) if meaning else by_words
         worded = {m.seq for m in by_words}

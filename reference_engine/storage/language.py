@@ -11,7 +11,6 @@ clear error at start, and nothing changes.
 from reference_engine.storage.database import Database
 
 
-
 class UnknownLanguage(ValueError):
     """A language the database cannot stem."""
 
