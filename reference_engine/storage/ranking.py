@@ -172,7 +172,7 @@ def fts_match(words: list[str]) -> str:
 def coverage(words: list[str], *, postgres: bool) -> str:
     """SQL counting how many of ``words`` an item holds, one ``?`` per word."""
     if not words:
-        return "0"
+        return "CAST(0 AS INTEGER)"  # a bare 0 in ORDER BY would name a column
     test = "(strpos(i.words, ?) > 0)::int" if postgres else "(instr(i.words, ?) > 0)"
     return " + ".join([test] * len(words))
 
