@@ -39,6 +39,8 @@ RUNS: list[tuple[str, list[str]]] = [
     ("throughput.py", ["--database", "postgres"]),
     ("prompt_cache.py", []),
     ("brain_door.py", []),
+    ("recall_quality.py", ["--database", "sqlite"]),
+    ("recall_quality.py", ["--database", "postgres"]),
     ("engine.py", ["--database", "sqlite"]),
     ("engine.py", ["--database", "postgres"]),
     ("household_year.py", ["--database", "sqlite"]),

@@ -90,9 +90,14 @@ def run_backup(config: EngineConfig, file: str) -> int:
 def run_serve(config: EngineConfig) -> int:
     from reference_engine.demo import seed_demo
     from reference_engine.service import brain_of, open_state, serve
+    from reference_engine.storage.language import UnknownLanguage
 
     log = logging.getLogger("reference_engine")
-    state = open_state(config)  # migrations are applied here, before gunicorn forks
+    try:
+        state = open_state(config)  # migrations are applied here, before gunicorn forks
+    except UnknownLanguage as bad:
+        print(f"error: {bad}", file=sys.stderr)
+        return 2
     try:
         if config.seed_demo:
             seed_demo(state, member=config.demo_member, say=log.info)
@@ -102,11 +107,13 @@ def run_serve(config: EngineConfig) -> int:
     thinks = f"thinking through {brain.url}" if brain.configured else brain.problem
     log.info(
         "Reference memory engine on http://%s:%s (contract v3), memories in %s, blocks within "
-        "%s characters; %s. SIGTERM stops it gracefully.",
+        "%s characters, recall by %s (%s); %s. SIGTERM stops it gracefully.",
         config.host,
         config.port,
         config.database,
         config.block_chars,
+        "words and meaning" if config.recall == "meaning" else "words only",
+        config.language,
         thinks,
     )
     serve(config)

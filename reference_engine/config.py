@@ -21,6 +21,7 @@ from reference_engine.block_budget import (
 
 TRUE_WORDS, FALSE_WORDS = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 LOG_LEVELS = ("debug", "info", "warning", "error")
+RECALL_MODES = ("meaning", "words")
 
 
 def setting(default: Any, *, env: str | None, help: str, minimum: float | None = None) -> Any:  # noqa: A002 - argparse's word
@@ -105,6 +106,18 @@ class EngineConfig:
         "current brain call to finish",
         minimum=1,
     )
+    recall: str = setting(
+        "meaning",
+        env="PIPPA_ENGINE_RECALL",
+        help="how recall ranks: meaning (words and meaning fused) or words (words only, as "
+        "before meaning existed)",
+    )
+    language: str = setting(
+        "english",
+        env="PIPPA_ENGINE_LANGUAGE",
+        help="the language of the memories: its stemmer and stop words (PostgreSQL: a "
+        "text-search configuration, e.g. english, french, german; SQLite: english only)",
+    )
     backup_dir: str = setting(
         "",
         env="PIPPA_ENGINE_BACKUP_DIR",
@@ -158,6 +171,10 @@ def parse_value(name: str, raw: str, default: Any, minimum: float | None, source
     ``source`` when it is not one."""
     if name == "log_level" and raw.lower() not in LOG_LEVELS:
         raise ConfigError(f"{source} must be one of {', '.join(LOG_LEVELS)}, not {raw!r}")
+    if name == "recall" and raw.lower() not in RECALL_MODES:
+        raise ConfigError(f"{source} must be one of {', '.join(RECALL_MODES)}, not {raw!r}")
+    if name == "language" and not (raw.isascii() and raw.replace("_", "").isalnum()):
+        raise ConfigError(f"{source} must be a language name such as english, not {raw!r}")
     if isinstance(default, bool):
         if raw.lower() not in TRUE_WORDS | FALSE_WORDS:
             raise ConfigError(f"{source} must be true or false, not {raw!r}")
@@ -173,7 +190,7 @@ def parse_value(name: str, raw: str, default: Any, minimum: float | None, source
         if name == "port" and value > 65535:
             raise ConfigError(f"{source} must be a port number up to 65535, not {raw!r}")
         return value
-    return raw.lower() if name == "log_level" else raw
+    return raw.lower() if name in ("log_level", "recall", "language") else raw
 
 
 def add_options(parser: argparse.ArgumentParser, names: Sequence[str] | None = None) -> None:

@@ -84,7 +84,10 @@ def route_event(call: Call) -> Answer:
 def route_recall(call: Call) -> Answer:
     body = call.body
     limit = body.get("limit", 5)
-    found = call.state.recall(body["soul"], body["query"], limit, viewer=call.body_viewer())
+    version = 3 if call.v3 else 2
+    found = call.state.recall(
+        body["soul"], body["query"], limit, viewer=call.body_viewer(), version=version
+    )
     return 200, for_version(call, found), {}
 
 

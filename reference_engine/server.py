@@ -23,6 +23,7 @@ from gunicorn.workers.gthread import ThreadWorker
 from reference_engine.app import EngineApp
 from reference_engine.block_budget import DEFAULT_BLOCK_CHARS
 from reference_engine.brain_client import BrainClient
+from reference_engine.config import DEFAULTS
 from reference_engine.faults import MODES
 from reference_engine.state import EngineState
 from reference_engine.storage.database import Database
@@ -110,11 +111,18 @@ class ReferenceEngine:
         brain: BrainClient | None = None,
         threads: int = THREADS,
         block_chars: int = DEFAULT_BLOCK_CHARS,
+        recall: str = DEFAULTS.recall,
+        language: str = DEFAULTS.language,
     ) -> None:
         self.scratch = None if database else Path(tempfile.mkdtemp(prefix="engine-"))
         self.database = Database(database or str(self.scratch / "engine.sqlite3"))
         self.state = EngineState(
-            self.database, answer_delay=answer_delay, brain=brain, block_chars=block_chars
+            self.database,
+            answer_delay=answer_delay,
+            brain=brain,
+            block_chars=block_chars,
+            recall=recall,
+            language=language,
         )
         # The tests read what this engine received (:attr:`received`), door or no door.
         self.app = EngineApp(self.state, token=token, control=control, log_requests=True)
@@ -160,11 +168,13 @@ class ReferenceEngine:
         if not self.booted.wait(timeout=30):
             raise RuntimeError("the engine's gunicorn worker did not start within 30 s")
         self.state.thinker.start()
+        self.state.backfill.start()
         return self
 
     def stop(self) -> None:
         self.app.faults.clear()
         self.state.thinker.stop()
+        self.state.backfill.stop()
         if self.thread is not None:
             self.worker.stop()
             self.thread.join(timeout=10)

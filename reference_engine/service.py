@@ -44,7 +44,12 @@ def open_state(config: EngineConfig, *, brain: BrainClient | None = None) -> Eng
     """The engine's state on ``config``'s database, its pending migrations applied."""
     database = Database(config.database, pool_size=config.pool_size)
     return EngineState(
-        database, answer_delay=config.answer_delay, brain=brain, block_chars=config.block_chars
+        database,
+        answer_delay=config.answer_delay,
+        brain=brain,
+        block_chars=config.block_chars,
+        recall=config.recall,
+        language=config.language,
     )
 
 
@@ -79,6 +84,7 @@ class EngineWorker(ThreadWorker):  # type: ignore[misc] - gunicorn ships no type
         if state is None:
             return
         left = max(1.0, self.cfg.graceful_timeout - (time.monotonic() - started))
+        state.backfill.stop()
         stopped = state.thinker.stop(timeout=left)
         if stopped:
             logger.info("The thinker stopped between asks; closing the database")
@@ -112,6 +118,7 @@ class EngineService(BaseApplication):  # type: ignore[misc] - gunicorn ships no 
     def load(self) -> EngineApp:
         self.state = open_state(self.config, brain=brain_of(self.config))
         self.state.thinker.start()  # in the worker, after the fork: asks are answered off requests
+        self.state.backfill.start()  # memories kept before meaning vectors get theirs
         if self.config.backup_dir:
             folder = Path(self.config.backup_dir)
             self.nightly = NightlyCopies(self.config.database, folder, self.config.backup_keep)

@@ -14,24 +14,20 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from reference_engine.backfill import Backfill
 from reference_engine.block_budget import HEADING_ROOM, bundle_heading
 from reference_engine.blocks import block_answer
 from reference_engine.brain_client import BrainClient
 from reference_engine.config import DEFAULTS
 from reference_engine.events import remembered_by_event
-from reference_engine.souls import (
-    STOP_WORDS,
-    Memory,
-    UnknownItem,
-    UnknownRevision,
-    now_iso,
-    words_of,
-)
+from reference_engine.meaning import MeaningIndex
+from reference_engine.recall import for_version_2, recall_answer
+from reference_engine.souls import Memory, UnknownItem, UnknownRevision, now_iso, words_of
 from reference_engine.storage import asks as ask_rows
 from reference_engine.storage import memories as rows
 from reference_engine.storage.database import Database
 from reference_engine.storage.ingest import record_turn
-from reference_engine.storage.ranking import most_recent, ranked_matches
+from reference_engine.storage.language import use_language
 from reference_engine.storage.revisions import head_number, revision_name, revision_number
 from reference_engine.storage.schema import migrate
 from reference_engine.thinking import Thinker
@@ -63,12 +59,19 @@ class EngineState:
         answer_delay: float = DEFAULTS.answer_delay,
         brain: BrainClient | None = None,
         block_chars: int = DEFAULTS.block_chars,
+        recall: str = DEFAULTS.recall,
+        language: str = DEFAULTS.language,
     ) -> None:
         self.database = database
+        self.recall_mode = recall
+        self.language = language
+        self.meaning = MeaningIndex()
         self.clock: Callable[[], float] = time.time
         self.answer_delay = answer_delay
         self.block_chars = block_chars
         migrate(database)
+        use_language(database, language)
+        self.backfill = Backfill(database)
         self.thinker = Thinker(self, brain or BrainClient("", ""))
 
     def clear(self) -> None:
@@ -130,25 +133,22 @@ class EngineState:
         return block_answer(self.database, soul, number, viewer, budget=budget)
 
     def recall(
-        self, soul: str, query: str, limit: int, *, viewer: str | None = None
+        self, soul: str, query: str, limit: int, *, viewer: str | None = None, version: int = 3
     ) -> dict[str, Any]:
-        """The visible memories ranked by the words of ``query``, or the most recent, saying so."""
-        words = words_of(query) - STOP_WORDS
-        with self.database.read() as cursor:
-            hits = ranked_matches(cursor, soul, words, viewer=viewer, limit=limit)
-            recent = [] if hits else most_recent(cursor, soul, viewer=viewer, limit=limit)
-        if hits:
-            return {"match": "exact", "items": [m.item() for m in hits], "fallback": None}
-        recent.reverse()  # oldest first, as a block reads
-        return {
-            "match": "fallback",
-            "items": [m.item() for m in recent],
-            "fallback": {
-                "from": f"memories matching {query!r}",
-                "to": f"the {len(recent)} most recent memories",
-                "reason": "no memory matched the query",
-            },
-        }
+        """The visible memories ranked by the words and the meaning of ``query`` (words only
+        with ``--recall words``, or for a version 2 caller), or the most recent, saying so."""
+        meaning = self.recall_mode == "meaning" and version >= 3
+        answer = recall_answer(
+            self.database,
+            self.meaning,
+            soul,
+            query,
+            limit,
+            viewer=viewer,
+            meaning=meaning,
+            language=self.language,
+        )
+        return answer if version >= 3 else for_version_2(answer)
 
     # -- management ---------------------------------------------------------------------------
     def items(

@@ -67,7 +67,7 @@ def could_not(reason: str, found: dict[str, Any]) -> str:
     """An answer that says plainly Pippa could not work the question out, and why; it quotes the
     memories that matched the question, if any, and never anything else."""
     said = f"Pippa could not work that out: {reason}."
-    if found["match"] != "exact":
+    if found["match"] == "fallback":
         return f"{said} Nothing she remembers matched the question."
     texts = "; ".join(item["text"] for item in found["items"][:QUOTED])
     return f"{said} The memories that match the question: {texts}"

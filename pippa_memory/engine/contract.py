@@ -58,10 +58,17 @@ BLOCK: dict[str, Any] = all_required(
 """A rendered block of one revision for one viewer, with the ids of the items it holds and how
 many memories visible to that viewer at that revision it leaves out."""
 
+RECALL_ITEM: dict[str, Any] = {
+    **ITEM,
+    "properties": {**ITEM["properties"], "matched_by": {"enum": ["words", "meaning"]}},
+}
+"""A recalled item: version 3 says how it matched (``words``: a query word, stemmed, is in it;
+``meaning``: no word shared, close in meaning); a fallback's items carry no ``matched_by``."""
+
 RECALL: dict[str, Any] = all_required(
     {
-        "match": {"enum": ["exact", "fallback"]},
-        "items": {"type": "array", "items": ITEM},
+        "match": {"enum": ["words", "meaning", "fallback", "exact"]},
+        "items": {"type": "array", "items": RECALL_ITEM},
         "fallback": {
             "oneOf": [{"type": "null"}, all_required({"from": TEXT, "to": TEXT, "reason": TEXT})]
         },

@@ -51,12 +51,15 @@ def recall_item(item: dict[str, Any]) -> dict[str, Any]:
     """An item as the model reads it: what, when, whose (``scope``) and who said it (``None``: an
     unattended run), as the engine gave them."""
     said_by = item["said_by"]
-    return {
+    shown = {
         "text": item["text"],
         "at": item["at"],
         "scope": item["scope"],
         "said_by": said_by["name"] if said_by else None,
     }
+    if "matched_by" in item:  # words, or close in meaning (contract version 3)
+        shown["matched_by"] = item["matched_by"]
+    return shown
 
 
 def conversation_body(conversation: Conversation, **fields: Any) -> dict[str, Any]:
@@ -107,7 +110,8 @@ def recall(*, conversation: Conversation, text: str, budget: float) -> dict[str,
 def recall_result(
     *, match: str, fallback: dict[str, Any] | None, items: list[dict[str, Any]], text: str
 ) -> dict[str, Any]:
-    """The recall's tool result: the items, and a note in words when it fell back or found none."""
+    """The recall's tool result: the items, and a note in words when it fell back, found none,
+    or found only memories close in meaning."""
     result: dict[str, Any] = {"match": match, "items": items}
     if match == "fallback":
         fallback = fallback or {"from": text, "to": "a broader window", "reason": ""}
@@ -120,6 +124,11 @@ def recall_result(
         )
     elif not items:
         result["note"] = f"Nothing is remembered about {text!r}."
+    elif match == "meaning":
+        result["note"] = (
+            "Nothing used those words; these are close in meaning: they may not be what was "
+            "asked about. Say so if you use them."
+        )
     return result
 
 

@@ -2,14 +2,20 @@
 kept, committed together before the engine answers.
 
 On PostgreSQL an event that keeps at most one memory (almost every turn) is one statement in
-autocommit: the claim, the head, the item and its scope row commit in a single round trip, and
+autocommit: the claim, the head, the item, its scope row and its meaning vector commit in a single round trip, and
 only when the claim was new. Other events, and every event on SQLite, run as one transaction.
 """
 
 from reference_engine.events import NewMemory
 from reference_engine.storage.asks import claim_event
 from reference_engine.storage.database import Database
-from reference_engine.storage.memories import ITEM_AND_SCOPE, add_memory, item_values
+from reference_engine.storage.memories import (
+    ITEM_AND_SCOPE,
+    WITH_VECTOR,
+    add_memory,
+    item_values,
+    vector_values,
+)
 
 CLAIM = (
     "INSERT INTO engine_events (id, soul, received_at) VALUES (?, ?, ?) "
@@ -20,7 +26,7 @@ WITH claimed AS ({CLAIM}),
 head AS (
     INSERT INTO engine_souls (soul, head) SELECT ?, 1 FROM claimed
     ON CONFLICT (soul) DO UPDATE SET head = engine_souls.head + 1 RETURNING head),
-{ITEM_AND_SCOPE}
+{ITEM_AND_SCOPE}{WITH_VECTOR}
 SELECT count(*) FROM claimed"""
 
 
@@ -38,7 +44,9 @@ def record_turn(
             values = item_values(
                 soul, text=new.text, scope=new.scope, said_by=new.said_by, source=new.source
             )
-            row = cursor.run(CLAIM_AND_ADD, [*claim, soul, *values]).one()
+            row = cursor.run(
+                CLAIM_AND_ADD, [*claim, soul, *values, *vector_values(soul, new.text)]
+            ).one()
             return row is not None and int(row[0]) == 1
     with database.write() as cursor:
         if not claim_event(cursor, event_id, soul, received_at):

@@ -2,12 +2,15 @@
 
 Every function here runs inside the caller's transaction (a :class:`Cursor`). A write moves the
 soul's head (:mod:`.revisions`) in that same transaction. A forget keeps the item's id and
-revisions, so old blocks know they are gone, but deletes its text and its full-text entry.
+revisions, so old blocks know they are gone, but deletes its text, its full-text entry and its
+meaning vector. A new item's vector (:mod:`reference_engine.embedding`) is written in the
+transaction that keeps it.
 """
 
 import uuid
 from typing import Any
 
+from reference_engine.embedding import vector_bytes
 from reference_engine.souls import SCOPES, Memory, NoOwner, UnknownItem, now_iso, words_of
 from reference_engine.storage.database import Cursor
 from reference_engine.storage.revisions import HEAD_MOVE, move_head
@@ -24,6 +27,7 @@ INSERT_ITEM = (
     "src_conversation, src_message, src_tool_use, added_rev)"
 )
 PLACES = ", ".join(["?"] * 12)
+INSERT_VECTOR = "INSERT INTO engine_vectors (item_seq, soul, vec) VALUES (?, ?, ?)"
 ITEM_AND_SCOPE = f"""item AS (
     {INSERT_ITEM} SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, head.head FROM head
     RETURNING seq, added_rev, scope),
@@ -32,7 +36,15 @@ scoped AS (
     RETURNING rev)"""
 """PostgreSQL: the item (its values as :func:`item_values` gives them) and its scope row, at
 the revision of a ``head`` named earlier in the same statement."""
-ADD_ON_POSTGRES = f"WITH head AS ({HEAD_MOVE}), {ITEM_AND_SCOPE} SELECT rev FROM scoped"
+WITH_VECTOR = """,
+vectored AS (
+    INSERT INTO engine_vectors (item_seq, soul, vec) SELECT seq, ?, ? FROM item)"""
+"""PostgreSQL, after :data:`ITEM_AND_SCOPE`: the item's meaning vector row (its soul and
+vector as :func:`vector_values` gives them)."""
+ADD_ON_POSTGRES = (
+    f"WITH head AS ({HEAD_MOVE}), {ITEM_AND_SCOPE}{WITH_VECTOR} SELECT rev FROM scoped"
+)
+ADD_BEFORE_VECTORS = f"WITH head AS ({HEAD_MOVE}), {ITEM_AND_SCOPE} SELECT rev FROM scoped"
 
 
 def word_column(text: str) -> str:
@@ -59,7 +71,8 @@ def memory_of(row: tuple[Any, ...]) -> Memory:
 def item_values(
     soul: str, *, text: str, scope: str, said_by: dict[str, str] | None, source: dict[str, Any]
 ) -> list[Any]:
-    """A new item's values in :data:`INSERT_ITEM`'s order, all but the revision that adds it.
+    """A new item's values in :data:`INSERT_ITEM`'s order, all but the revision that adds it
+    (:data:`ITEM_AND_SCOPE` takes them, then :func:`vector_values`).
 
     A bad scope is a ValueError; a private memory with no member to own it, :class:`NoOwner`.
     """
@@ -83,6 +96,11 @@ def item_values(
     ]
 
 
+def vector_values(soul: str, text: str) -> list[Any]:
+    """The soul and the meaning vector :data:`ITEM_AND_SCOPE` writes beside a new item."""
+    return [soul, vector_bytes([text])[0]]
+
+
 def add_memory(
     cursor: Cursor,
     soul: str,
@@ -91,13 +109,20 @@ def add_memory(
     scope: str,
     said_by: dict[str, str] | None,
     source: dict[str, Any],
+    vector: bool = True,
 ) -> int:
-    """Keep one memory and move the head; the new head number."""
+    """Keep one memory, with its meaning vector, and move the head; the new head number.
+
+    ``vector=False`` keeps it as an engine before migration 0004 did (no vector; the upgrade
+    tests make such databases)."""
     values = item_values(soul, text=text, scope=scope, said_by=said_by, source=source)
     if cursor.postgres:
-        # One round trip for the head, the item and its scope row: a turn event's transaction
-        # is then three statements and its commit.
-        row = cursor.run(ADD_ON_POSTGRES, [soul, *values]).one()
+        # One round trip for the head, the item, its scope row and its vector: a turn event's
+        # transaction is then three statements and its commit.
+        if vector:
+            row = cursor.run(ADD_ON_POSTGRES, [soul, *values, *vector_values(soul, text)]).one()
+        else:
+            row = cursor.run(ADD_BEFORE_VECTORS, [soul, *values]).one()
         assert row is not None
         return int(row[0])
     head = move_head(cursor, soul)
@@ -108,6 +133,8 @@ def add_memory(
         "INSERT INTO engine_scopes (item_seq, rev, scope) VALUES (?, ?, ?)", [seq, head, scope]
     )
     cursor.run("INSERT INTO engine_items_fts (rowid, text) VALUES (?, ?)", [seq, text])
+    if vector:
+        cursor.run(INSERT_VECTOR, [seq, soul, vector_bytes([text])[0]])
     return head
 
 
@@ -134,6 +161,13 @@ def add_household_memories(cursor: Cursor, soul: str, texts: list[str]) -> int:
             "SELECT seq, text FROM engine_items WHERE soul = ? AND added_rev = ?",
             [soul, head],
         )
+    added = cursor.run(
+        "SELECT seq FROM engine_items WHERE soul = ? AND added_rev = ? ORDER BY seq", [soul, head]
+    ).all()
+    cursor.raw.executemany(
+        cursor.placeholders(INSERT_VECTOR),
+        [(int(row[0]), soul, vec) for row, vec in zip(added, vector_bytes(texts), strict=True)],
+    )
     return head
 
 
@@ -180,6 +214,7 @@ def forget_memories(cursor: Cursor, soul: str, seqs: list[int]) -> int | None:
             "UPDATE engine_items SET text = '', words = ' ', forgotten_rev = ? WHERE seq = ?",
             [head, seq],
         )
+        cursor.run("DELETE FROM engine_vectors WHERE item_seq = ?", [seq])
         if not cursor.postgres:
             cursor.run("DELETE FROM engine_items_fts WHERE rowid = ?", [seq])
     return head

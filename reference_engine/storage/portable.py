@@ -12,7 +12,15 @@ from typing import Any
 
 from reference_engine.souls import SCOPES, NoOwner
 from reference_engine.storage.database import Cursor
-from reference_engine.storage.memories import COLUMNS, INSERT_ITEM, LIVE, memory_of, word_column
+from reference_engine.embedding import vector_bytes
+from reference_engine.storage.memories import (
+    COLUMNS,
+    INSERT_ITEM,
+    INSERT_VECTOR,
+    LIVE,
+    memory_of,
+    word_column,
+)
 from reference_engine.storage.revisions import move_head, revision_name
 
 
@@ -141,9 +149,11 @@ def raise_head(cursor: Cursor, soul: str, floor: int) -> None:
 
 
 def add_items(cursor: Cursor, soul: str, items: list[dict[str, Any]]) -> int:
-    """Keep ``items`` as they are (ids, times, owners) at one new revision; the new head."""
+    """Keep ``items`` as they are (ids, times, owners), each with its meaning vector, at one new
+    revision; the new head."""
     head = move_head(cursor, soul)
-    for item in items:
+    vectors = vector_bytes([item["text"] for item in items])
+    for item, vector in zip(items, vectors, strict=True):
         said_by, source = item["said_by"] or {}, item["source"]
         row = cursor.run(
             f"{INSERT_ITEM} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
@@ -177,4 +187,5 @@ def add_items(cursor: Cursor, soul: str, items: list[dict[str, Any]]) -> int:
             cursor.run(
                 "INSERT INTO engine_items_fts (rowid, text) VALUES (?, ?)", [seq, item["text"]]
             )
+        cursor.run(INSERT_VECTOR, [seq, soul, vector])
     return head

@@ -174,7 +174,7 @@ def written_before_answer_items(url: str) -> None:
             for text in (CODE, BINS):
                 said = {"member": "7", "name": "Alice"}
                 rows.add_memory(cursor, "pippa", text=text, scope="household", said_by=said,
-                                source={})  # fmt: skip
+                                source={}, vector=False)  # fmt: skip
             cursor.run(OLD_ASK, ["ask_old1", "conv-a", "bins?", "ans_old1", BINS, "t", 1])
             cursor.run(OLD_ASK, ["ask_old2", "conv-b", "code?", "ans_old2", CODE, "t", 0])
     finally:

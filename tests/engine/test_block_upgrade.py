@@ -45,6 +45,7 @@ def previous_engine_database(url: str) -> dict[str, tuple[list[str], str]]:
                 scope="private" if private else "household",
                 said_by=ALICE if private else None,
                 source={},
+                vector=False,
             )
     served = {}
     with database.read() as cursor:

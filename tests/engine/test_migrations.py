@@ -96,7 +96,7 @@ def test_a_database_made_before_migrations_upgrades_in_place_with_nothing_lost(
         assert blocks_of(state, old["blocks"]) == old["blocks"]
         assert {soul: state.head(soul) for soul in old["heads"]} == old["heads"]
         found = state.recall("pippa", "where is the tea kept", 5, viewer="7")
-        assert found["match"] == "exact"
+        assert found["match"] == "words"
         assert "blue tin" in found["items"][0]["text"]
         head = state.remember("pippa", "The gutters were cleared in May.")
         assert head == f"r{int(old['heads']['pippa'][1:]) + 1}"  # the counter moves on

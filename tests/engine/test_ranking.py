@@ -27,7 +27,7 @@ def test_the_memory_holding_every_query_word_comes_first_among_thousands(
 
     found = recall(durable_engine.url, "garden kettle library window", limit=5)
 
-    assert found["match"] == "exact"
+    assert found["match"] == "words"
     assert found["items"][0]["text"] == "The garden kettle sits by the library window."
     assert len(found["items"]) == 5
 
@@ -44,6 +44,8 @@ def test_any_word_of_the_query_counts_and_stop_words_do_not(
 
 
 def test_equal_matches_go_to_the_most_recent_first(durable_engine: ReferenceEngine) -> None:
+    """By words alone (meaning tells the three days apart, so fused they are not equal)."""
+    durable_engine.state.recall_mode = "words"
     for day in ("Monday", "Tuesday", "Wednesday"):
         durable_engine.state.remember("pippa", f"Swimming lesson {day}")
 
@@ -66,7 +68,7 @@ def test_visibility_is_applied_before_the_limit(durable_engine: ReferenceEngine)
     bob = recall(durable_engine.url, "piano tuner", viewer="8", limit=3)
 
     assert [i["text"] for i in alice["items"]] == ["The piano tuner comes on Friday."]
-    assert alice["match"] == "exact"
+    assert alice["match"] == "words"
     assert all("secret" in i["text"] for i in bob["items"])
 
 

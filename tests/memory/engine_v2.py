@@ -71,7 +71,7 @@ def version_2(schema: dict[str, Any], *added: str) -> dict[str, Any]:
 
 def version_2_items(schema: dict[str, Any]) -> dict[str, Any]:
     """A contract schema whose items (``item``, or a list of ``items``) are version 2 items:
-    without ``keep``, which version 3 added."""
+    without ``keep`` (nor a recalled item's ``matched_by``), which version 3 added."""
     item = version_2(contract.ITEM, "keep")
     properties = dict(schema["properties"])
     if properties.get("item") is contract.ITEM:
@@ -79,4 +79,8 @@ def version_2_items(schema: dict[str, Any]) -> dict[str, Any]:
     listed = properties.get("items")
     if isinstance(listed, dict) and listed.get("items") is contract.ITEM:
         properties["items"] = {**listed, "items": item}
+    if isinstance(listed, dict) and listed.get("items") is contract.RECALL_ITEM:
+        properties["items"] = {**listed, "items": version_2(item, "matched_by")}
+    if schema is contract.RECALL:  # version 2 says exact for a word match, never meaning
+        properties["match"] = {"enum": ["exact", "fallback"]}
     return {**schema, "properties": properties}

@@ -31,8 +31,9 @@ def test_recall_returns_exact_matches(
 
     output = tool_output(conversation, "recall birthday")
 
-    assert output["match"] == "exact"
+    assert output["match"] == "words"
     assert [item["text"] for item in output["items"]] == ["Ada's birthday is 10 December."]
+    assert [item["matched_by"] for item in output["items"]] == ["words"]
     assert "fallback" not in output
     (request,) = [r for r in memory_on.received if r["path"] == "/v1/recall"]
     assert request["body"]["query"] == "birthday"

@@ -79,7 +79,7 @@ def remembered_sentence(text: str, scope: Any) -> str:
 
 def recalled_sentences(query: str, output: dict[str, Any], *, pending: bool) -> str:
     """A recall's items with whose each is, under a sentence saying whether they matched ``query``
-    or are the most recent memories instead (a fallback)."""
+    or are the most recent memories instead (a fallback), or only close in meaning."""
     items = [item for item in output["items"] if isinstance(item, dict)]
     asked = one_line(query)
     if output.get("match") == "fallback":
@@ -89,6 +89,8 @@ def recalled_sentences(query: str, output: dict[str, Any], *, pending: bool) -> 
             head = f"Nothing else about “{asked}” is in memory yet."
         else:
             head = f"Nothing matched “{asked}”, and I don't remember anything yet."
+    elif items and output.get("match") == "meaning":
+        head = "Nothing used those words; these are close in meaning:"
     elif items:
         head = f"Here is what I remember about “{asked}”:"
     elif pending:

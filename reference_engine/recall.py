@@ -1,0 +1,88 @@
+"""Recall: one ranking from words and meaning, saying how each item matched.
+
+Words (:mod:`.storage.ranking`) and meaning (:mod:`.meaning`) each rank the memories the viewer
+may see; the two rankings are fused by reciprocal rank fusion (each list adds ``1 / (K + rank)``
+for an item), ties going to the most recent. An item is ``matched_by: "words"`` when a query word
+(stemmed, not a stop word) is in it, else ``"meaning"`` (no word shared, close in meaning). The
+whole answer is ``"words"`` when any item matched by words, ``"meaning"`` when all matched by
+meaning, and ``"fallback"`` (the most recent memories) when neither found anything. With meaning
+off (``--recall words``, or a contract version 2 caller) it answers as word-only recall did.
+"""
+
+from typing import Any
+
+from reference_engine.meaning import MeaningIndex
+from reference_engine.souls import Memory
+from reference_engine.storage.database import Database
+from reference_engine.storage.ranking import (
+    holding_words,
+    most_recent,
+    query_words,
+    ranked_matches,
+)
+
+RRF_K = 60
+RECALL_MODES = ("meaning", "words")
+
+
+def fused(words: list[Memory], near: list[Memory], limit: int) -> list[Memory]:
+    """The two rankings as one by reciprocal rank fusion; ties to the most recent (larger seq)."""
+    scores: dict[int, float] = {}
+    memories: dict[int, Memory] = {}
+    for ranking in (words, near):
+        for rank, memory in enumerate(ranking, start=1):
+            scores[memory.seq] = scores.get(memory.seq, 0.0) + 1.0 / (RRF_K + rank)
+            memories[memory.seq] = memory
+    order = sorted(scores, key=lambda seq: (-scores[seq], -seq))
+    return [memories[seq] for seq in order[:limit]]
+
+
+def recall_answer(
+    database: Database,
+    index: MeaningIndex,
+    soul: str,
+    query: str,
+    limit: int,
+    *,
+    viewer: str | None,
+    meaning: bool,
+    language: str,
+) -> dict[str, Any]:
+    """The recall answer (contract version 3's shape) for ``viewer``."""
+    depth = max(limit * 4, 20) if meaning else limit
+    with database.read() as cursor:
+        by_words = ranked_matches(
+            cursor, soul, query, viewer=viewer, limit=depth, language=language
+        )
+        near = []
+        if meaning and query_words(query):  # stop words alone mean nothing either
+            near = [m for m, _ in index.nearest(cursor, soul, query, viewer=viewer, limit=depth)]
+        hits = fused(by_words, near, limit) if meaning else by_words
+        worded = {m.seq for m in by_words}
+        others = [m.seq for m in hits if m.seq not in worded]
+        worded |= holding_words(cursor, others, query, language=language)
+        recent = [] if hits else most_recent(cursor, soul, viewer=viewer, limit=limit)
+    if hits:
+        items = [
+            {**m.item(), "matched_by": "words" if m.seq in worded else "meaning"} for m in hits
+        ]
+        match = "words" if any(i["matched_by"] == "words" for i in items) else "meaning"
+        return {"match": match, "items": items, "fallback": None}
+    recent.reverse()  # oldest first, as a block reads
+    return {
+        "match": "fallback",
+        "items": [m.item() for m in recent],
+        "fallback": {
+            "from": f"memories matching {query!r}",
+            "to": f"the {len(recent)} most recent memories",
+            "reason": "no memory matched the query",
+        },
+    }
+
+
+def for_version_2(answer: dict[str, Any]) -> dict[str, Any]:
+    """A words-only answer as contract version 2 has it: ``exact`` for a word match, and no
+    ``matched_by``."""
+    match = "exact" if answer["match"] == "words" else answer["match"]
+    items = [{k: v for k, v in i.items() if k != "matched_by"} for i in answer["items"]]
+    return {**answer, "match": match, "items": items}
