@@ -10,9 +10,9 @@ pinned before re-pins; it never overwrites an item already kept.
 from dataclasses import dataclass
 from typing import Any
 
+from reference_engine.embedding import vector_bytes
 from reference_engine.souls import SCOPES, NoOwner
 from reference_engine.storage.database import Cursor
-from reference_engine.embedding import vector_bytes
 from reference_engine.storage.memories import (
     COLUMNS,
     INSERT_ITEM,
