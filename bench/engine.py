@@ -144,6 +144,22 @@ def engine_cpu(process: subprocess.Popen[bytes]) -> float:
     return used
 
 
+def engine_rss_mb(process: subprocess.Popen[bytes]) -> dict[str, float]:
+    """Resident memory of the engine (gunicorn's master and its worker) in MiB, as proportional
+    set sizes (``/proc/PID/smaps_rollup``), so the pages the two share (Python, its libraries)
+    count once rather than twice: ``Pss`` in all, ``Pss_Anon`` (the processes' own) and
+    ``Pss_File`` (file pages mapped in, among them the SQLite database the engine reads through a
+    memory map, which the system may take back)."""
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text()
+    kib = {"Pss": 0, "Pss_Anon": 0, "Pss_File": 0}
+    for pid in [process.pid, *map(int, children.split())]:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            name = line.split(":")[0]
+            if name in kib:
+                kib[name] += int(line.split()[1])
+    return {name: value / 1024 for name, value in kib.items()}
+
+
 def stop_engine(process: subprocess.Popen[bytes]) -> None:
     process.terminate()
     process.wait(timeout=30)
@@ -205,6 +221,7 @@ def measure_recall(
         cpu = engine_cpu(process)
         over_http, bare = interleaved([recall, floor], rounds, rng)
         cpu = (engine_cpu(process) - cpu) / rounds * 1000
+        resident = engine_rss_mb(process)
         measure_blocks(connection, database, size, rounds)
     finally:
         connection.close()
@@ -219,9 +236,21 @@ def measure_recall(
         target="p95 at most 20 ms" if largest else "",
         met=(p95 <= 20) if largest else None,
         what=f"{rounds} recalls of three random words (of {len(WORDS):,}; memories of eight) "
-        f"over HTTP with keep-alive, {backend}, {size:,} memories, interleaved with the floor: "
+        f"over HTTP with keep-alive, meaning on (words and meaning fused, as the engine answers "
+        f"by default), {backend}, {size:,} memories, interleaved with the floor: "
         "a bare full-text query for the same words on the same rows from the bench's process; "
         "engine CPU is what gunicorn's processes used (PostgreSQL's own work not included)",
+        section=SECTION,
+    )
+    figure(
+        f"Engine resident memory at {size:,} memories ({backend})",
+        f"{resident['Pss']:.0f} MiB ({resident['Pss_Anon']:.0f} MiB its own, "
+        f"{resident['Pss_File']:.0f} MiB file pages mapped in)",
+        target="under 300 MiB" if largest else "",
+        met=(resident["Pss"] < 300) if largest else None,
+        what="proportional set size of gunicorn's master and its worker after the recalls "
+        "(pages they share counted once), meaning on: the WordLlama model and the soul's int8 "
+        f"vectors with their sign bits in memory; {backend}",
         section=SECTION,
     )
     return startup, startup_cpu

@@ -8,28 +8,27 @@ PostgreSQL database made for the run and dropped after), so it measures what a m
     .venv/bin/python bench/recall_quality.py [--database sqlite|postgres]
 """
 
-import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _report import figure
+from _setup import arguments, backend_name
+from engine import engine_database
 
-from bench._report import figure  # noqa: E402
-from bench.engine import engine_database  # noqa: E402
-from reference_engine.recall import fused  # noqa: E402
-from reference_engine.state import EngineState  # noqa: E402
-from reference_engine.storage.database import Database  # noqa: E402
-from reference_engine.storage.ranking import ranked_matches  # noqa: E402
+from reference_engine.recall import fused
+from reference_engine.state import EngineState
+from reference_engine.storage.database import Database
+from reference_engine.storage.ranking import ranked_matches
 
 DATA = Path(__file__).with_name("data") / "recall_quality.json"
 DEPTH = 20
 
 
+SECTION = "Recall quality"
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
-    args = parser.parse_args()
+    args = arguments(__doc__ or "")  # the set is small: --quick measures it whole too
     data = json.loads(DATA.read_text(encoding="utf-8"))
     state = EngineState(Database(engine_database(args.database)))
     seq_of: dict[str, int] = {}
@@ -44,12 +43,16 @@ def main() -> int:
             near = [m for m, _ in state.meaning.nearest(cursor, "pippa", text, viewer=None,
                                                         limit=DEPTH)]  # fmt: skip
             for arm, found in (("words", words), ("meaning", near),
-                               ("fused", fused(words, near, DEPTH))):  # fmt: skip
+                               ("fused", fused(words, near, DEPTH, text))):  # fmt: skip
                 seqs = [m.seq for m in found]
                 ranks[arm].append(seqs.index(wanted) + 1 if wanted in seqs else None)
     state.database.close()
-    section = f"Recall quality ({args.database})"
-    what = f"{len(data['memories'])} memories, {len(data['questions'])} questions, {args.database}"
+    backend = backend_name(args.database)
+    section = SECTION
+    what = (
+        f"{len(data['memories'])} household memories and {len(data['questions'])} questions "
+        f"(bench/data/recall_quality.json), the engine's own rankings, {backend}"
+    )
     scores = {}
     for arm, found in ranks.items():
         n = len(found)
@@ -57,12 +60,12 @@ def main() -> int:
         at5 = sum(r is not None and r <= 5 for r in found) / n
         mrr = sum(1 / r for r in found if r) / n
         scores[arm] = at5
-        figure(f"{arm}: recall@1", f"{at1:.2f}", what=what, section=section)
-        figure(f"{arm}: MRR", f"{mrr:.3f}", what=what, section=section)
+        figure(f"{arm}: recall@1 ({backend})", f"{at1:.2f}", what=what, section=section)
+        figure(f"{arm}: MRR ({backend})", f"{mrr:.3f}", what=what, section=section)
         if arm != "fused":
-            figure(f"{arm}: recall@5", f"{at5:.2f}", what=what, section=section)
+            figure(f"{arm}: recall@5 ({backend})", f"{at5:.2f}", what=what, section=section)
     figure(
-        "fused: recall@5",
+        f"fused: recall@5 ({backend})",
         f"{scores['fused']:.2f} (words only {scores['words']:.2f})",
         target=">= 0.85 and >= 0.20 above words only",
         met=scores["fused"] >= 0.85 and scores["fused"] - scores["words"] >= 0.2,

@@ -20,8 +20,20 @@ from reference_engine.storage.database import Cursor
 #: The least cosine similarity a memory needs to be called close in meaning to a query, tuned on
 #: ``bench/data/recall_quality.json`` (see docs/reference-engine.md): below it, an unrelated
 #: memory would be passed off as a match.
-THRESHOLD = 0.30
+THRESHOLD = 0.25
 FIRST_CANDIDATES = 64
+EXACT_UP_TO = 5_000
+"""A soul with at most this many vectors is scored exactly, every row; past it the sign bits of
+each vector (32 bytes) choose :data:`SHORTLIST` rows by Hamming distance first, and only those are
+scored exactly (a product over 100,000 int8 rows would take tens of milliseconds)."""
+SHORTLIST = 2_000
+WORDS_OF_BITS = DIMENSIONS // 64
+
+
+def sign_bits(rows: np.ndarray) -> np.ndarray:
+    """The sign bits of each of ``rows`` (int8 vectors) as :data:`WORDS_OF_BITS` uint64 words."""
+    packed = np.packbits(rows > 0, axis=-1)
+    return np.ascontiguousarray(packed).view(np.uint64)
 
 
 @dataclass
@@ -30,6 +42,8 @@ class SoulMatrix:
 
     seqs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     rows: np.ndarray = field(default_factory=lambda: np.zeros((0, DIMENSIONS), dtype=np.int8))
+    bits: np.ndarray = field(default_factory=lambda: np.zeros((0, WORDS_OF_BITS), dtype=np.uint64))
+    """Each vector's sign bits, as four 64-bit words (so a Hamming distance is four popcounts)."""
     known: set[int] = field(default_factory=set)
     last_vseq: int = 0
 
@@ -41,8 +55,10 @@ class SoulMatrix:
             return
         seqs = np.fromiter((seq for _, seq, _ in fresh), dtype=np.int64, count=len(fresh))
         rows = np.frombuffer(b"".join(bytes(vec) for _, _, vec in fresh), dtype=np.int8)
+        rows = rows.reshape(len(fresh), DIMENSIONS)
         self.seqs = np.concatenate([self.seqs, seqs])
-        self.rows = np.concatenate([self.rows, rows.reshape(len(fresh), DIMENSIONS)])
+        self.rows = np.concatenate([self.rows, rows])
+        self.bits = np.concatenate([self.bits, sign_bits(rows)])
         self.known.update(int(seq) for seq in seqs)
 
 
@@ -53,43 +69,55 @@ class MeaningIndex:
         self.lock = threading.Lock()
         self.souls: dict[str, SoulMatrix] = {}
 
-    def matrix(self, cursor: Cursor, soul: str) -> SoulMatrix:
-        """The soul's matrix with every vector committed so far (the first call reads them all;
+    def matrix(self, cursor: Cursor, soul: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The soul's ``(seqs, rows, bits)`` with every vector committed so far, as one snapshot
+        (a later write replaces the arrays, never changes them). The first call reads them all;
         later ones read the rows written since, and a few before, which another connection may
-        have committed out of order on PostgreSQL)."""
+        have committed out of order on PostgreSQL."""
         with self.lock:
             held = self.souls.setdefault(soul, SoulMatrix())
             since = held.last_vseq - vector_rows.RECHECK if held.last_vseq else 0
             held.add(vector_rows.vectors_since(cursor, soul, since))
-            return held
+            return held.seqs, held.rows, held.bits
 
     def nearest(
         self, cursor: Cursor, soul: str, query: str, *, viewer: str | None, limit: int
     ) -> list[tuple[Memory, float]]:
         """Up to ``limit`` live memories ``viewer`` may see, closest in meaning to ``query`` first
         (ties: most recent first), each at least :data:`THRESHOLD` close, with its similarity."""
-        held = self.matrix(cursor, soul)
-        if not len(held.seqs) or not query.strip():
+        seqs, rows, bits = self.matrix(cursor, soul)
+        if not len(seqs) or not query.strip():
             return []
-        target = quantised([query])[0].astype(np.int32)
-        scores = held.rows.astype(np.int32) @ target
-        floor = int(THRESHOLD * SCALE * SCALE)
-        above = np.flatnonzero(scores >= floor)
-        if not len(above):
+        target = quantised([query])[0]
+        if len(rows) > EXACT_UP_TO:  # the nearest by sign bits, then those scored exactly
+            counts = np.bitwise_count(bits ^ sign_bits(target))
+            apart = counts[:, 0].astype(np.int32)
+            for word in range(1, WORDS_OF_BITS):
+                apart += counts[:, word]
+            places = np.argpartition(apart, SHORTLIST)[:SHORTLIST]
+            chosen = rows[places]
+        else:
+            places, chosen = np.arange(len(rows)), rows
+        # float32 holds every such product exactly (at most 127 * 127 * 256 < 2**24)
+        scores = chosen.astype(np.float32) @ target.astype(np.float32)
+        close = scores >= int(THRESHOLD * SCALE * SCALE)
+        places, scores = places[close], scores[close]
+        if not len(places):
             return []
         # best first, ties to the most recent (the larger seq)
-        order = above[np.lexsort((-held.seqs[above], -scores[above]))]
+        order = np.lexsort((-seqs[places], -scores))
+        places, scores = places[order], scores[order]
         found: list[tuple[Memory, float]] = []
         start, size = 0, max(FIRST_CANDIDATES, limit * 4)
-        while start < len(order) and len(found) < limit:
-            chunk = order[start : start + size]
-            seqs = [int(s) for s in held.seqs[chunk]]
-            visible = vector_rows.visible_memories(cursor, soul, seqs, viewer=viewer)
-            for index in chunk:
-                memory = visible.get(int(held.seqs[index]))
+        while start < len(places) and len(found) < limit:
+            chunk = slice(start, start + size)
+            candidates = [int(seq) for seq in seqs[places[chunk]]]
+            visible = vector_rows.visible_memories(cursor, soul, candidates, viewer=viewer)
+            for seq, score in zip(candidates, scores[chunk], strict=True):
+                memory = visible.get(seq)
                 if memory is not None:
-                    found.append((memory, float(scores[index]) / (SCALE * SCALE)))
-            start, size = start + len(chunk), size * 4
+                    found.append((memory, float(score) / (SCALE * SCALE)))
+            start, size = start + size, size * 4
         return found[:limit]
 
     def forget(self, soul: str) -> None:

@@ -1,8 +1,12 @@
 """Recall: one ranking from words and meaning, saying how each item matched.
 
 Words (:mod:`.storage.ranking`) and meaning (:mod:`.meaning`) each rank the memories the viewer
-may see; the two rankings are fused by reciprocal rank fusion (each list adds ``1 / (K + rank)``
-for an item), ties going to the most recent. An item is ``matched_by: "words"`` when a query word
+may see; the two rankings are fused by weighted reciprocal rank fusion (each list adds
+``weight / (K + rank)`` for an item; meaning weighs :data:`MEANING_WEIGHT`, words
+:data:`WORDS_WEIGHT`), ties going to the most recent, except that a memory holding every word of
+the query that counts is an exact match and comes first, as words ranked it. The weights, ``K``
+and the meaning threshold were chosen on ``bench/data/recall_quality.json``
+(``bench/recall_quality.py`` prints words, meaning and fused side by side). An item is ``matched_by: "words"`` when a query word
 (stemmed, not a stop word) is in it, else ``"meaning"`` (no word shared, close in meaning). The
 whole answer is ``"words"`` when any item matched by words, ``"meaning"`` when all matched by
 meaning, and ``"fallback"`` (the most recent memories) when neither found anything. With meaning
@@ -12,7 +16,7 @@ off (``--recall words``, or a contract version 2 caller) it answers as word-only
 from typing import Any
 
 from reference_engine.meaning import MeaningIndex
-from reference_engine.souls import Memory
+from reference_engine.souls import Memory, words_of
 from reference_engine.storage.database import Database
 from reference_engine.storage.ranking import (
     holding_words,
@@ -21,20 +25,34 @@ from reference_engine.storage.ranking import (
     ranked_matches,
 )
 
-RRF_K = 60
+RRF_K = 5
+"""Small: the first few places of each ranking count for much more than the rest."""
+MEANING_WEIGHT = 1.0
+WORDS_WEIGHT = 0.5
+"""Words weigh less: a question shares words like *Anna* or *Friday* with many memories it is
+not about, while the nearest in meaning is more often the one meant."""
 RECALL_MODES = ("meaning", "words")
 
 
-def fused(words: list[Memory], near: list[Memory], limit: int) -> list[Memory]:
-    """The two rankings as one by reciprocal rank fusion; ties to the most recent (larger seq)."""
+def exact(memory: Memory, counted: set[str]) -> bool:
+    """Whether ``memory`` holds every word of the query that counts (as written)."""
+    return bool(counted) and counted <= words_of(memory.text)
+
+
+def fused(words: list[Memory], near: list[Memory], limit: int, query: str = "") -> list[Memory]:
+    """The two rankings as one (module docstring): exact word matches first, then by weighted
+    reciprocal rank fusion; ties to the most recent (larger seq)."""
+    counted = set(query_words(query))
+    first = [memory for memory in words if exact(memory, counted)]
     scores: dict[int, float] = {}
     memories: dict[int, Memory] = {}
-    for ranking in (words, near):
+    for ranking, weight in ((words, WORDS_WEIGHT), (near, MEANING_WEIGHT)):
         for rank, memory in enumerate(ranking, start=1):
-            scores[memory.seq] = scores.get(memory.seq, 0.0) + 1.0 / (RRF_K + rank)
+            scores[memory.seq] = scores.get(memory.seq, 0.0) + weight / (RRF_K + rank)
             memories[memory.seq] = memory
-    order = sorted(scores, key=lambda seq: (-scores[seq], -seq))
-    return [memories[seq] for seq in order[:limit]]
+    taken = {memory.seq for memory in first}
+    rest = sorted((seq for seq in scores if seq not in taken), key=lambda s: (-scores[s], -s))
+    return [*first, *(memories[seq] for seq in rest)][:limit]
 
 
 def recall_answer(
@@ -57,7 +75,7 @@ def recall_answer(
         near = []
         if meaning and query_words(query):  # stop words alone mean nothing either
             near = [m for m, _ in index.nearest(cursor, soul, query, viewer=viewer, limit=depth)]
-        hits = fused(by_words, near, limit) if meaning else by_words
+        hits = fused(by_words, near, limit, query) if meaning else by_words
         worded = {m.seq for m in by_words}
         others = [m.seq for m in hits if m.seq not in worded]
         worded |= holding_words(cursor, others, query, language=language)
