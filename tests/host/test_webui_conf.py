@@ -1,7 +1,8 @@
 """The host's own settings: each default stated once (``webui.conf``), a ``WEBUI_*`` variable that is
 set overriding it with its default's type, ``settings.WEBUI`` entries seen on every read, and the
-README's configuration table naming every one with its true default."""
+host's table in ``docs/configuration.md`` naming every one with its true default."""
 
+import ast
 import re
 from pathlib import Path
 
@@ -12,7 +13,12 @@ from django.test import override_settings
 
 from webui.conf import DEFAULTS, from_environment, webui_settings
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGURATION = ROOT / "docs" / "configuration.md"
+#: Django's own settings module names no variable of its own; the table still says how to choose one.
+NOT_READ_BY_SETTINGS = {"DJANGO_SETTINGS_MODULE"}
+#: A default the table describes rather than prints: the development secret key.
+DESCRIBED = {"DJANGO_SECRET_KEY"}
 
 
 def test_only_the_variables_that_are_set_are_read_each_cast_to_its_defaults_type(
@@ -51,12 +57,74 @@ def test_an_unknown_setting_is_an_error_that_names_it() -> None:
         _ = webui_settings.MAX_TOOLROUNDS
 
 
-def test_the_readme_names_every_setting_with_its_default() -> None:
-    rows = dict(re.findall(r"^\| `WEBUI_([A-Z_]+)` \| `([^`]*)` \|", README.read_text(), re.M))
+def host_table() -> dict[str, str]:
+    """Variable -> its default cell, from the rows of the host's section of the configuration doc."""
+    text = CONFIGURATION.read_text(encoding="utf-8")
+    section = text.split("## The host (`webui`)", 1)[1].split("\n## ", 1)[0]
+    return dict(re.findall(r"^\| `([A-Z_]+)` \| ([^|]*) \|", section, re.M))
+
+
+def documented(cell: str) -> str | None:
+    """The default a cell states: its first backticked value, ``None`` for unset, else its text."""
+    if cell.startswith("`"):
+        return cell.split("`")[1]
+    return None if cell.startswith(("unset", "empty")) else cell.strip()
+
+
+def read_by_settings() -> dict[str, object]:
+    """Each variable ``webui/settings*.py`` reads with ``env.<cast>("NAME", default=...)``, with its
+    default when that is a literal (``...`` when it is computed); the development profile's default
+    is the one shown where both profiles read a variable."""
+    read: dict[str, object] = {}
+    for module in ("settings.py", "settings_production.py"):
+        tree = ast.parse((ROOT / "webui" / module).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "env"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
+                continue
+            default = next((k.value for k in node.keywords if k.arg == "default"), None)
+            try:
+                value = ast.literal_eval(default) if default else ...
+            except ValueError:
+                value = ...
+            read.setdefault(node.args[0].value, value)
+    return read
+
+
+def test_the_configuration_doc_names_every_webui_setting_with_its_default() -> None:
+    rows = host_table()
 
     for name, default in DEFAULTS.items():
-        assert name in rows, f"README has no row for WEBUI_{name}"
-        if isinstance(default, dict):  # a table: docs/configuration.md lists it (test_cache_bill)
-            assert rows[name] == "the published prices", f"README's default for WEBUI_{name}"
+        variable = f"WEBUI_{name}"
+        assert variable in rows, f"docs/configuration.md has no row for {variable}"
+        if isinstance(default, dict):  # a table of its own: *Cache prices* (test_cache_bill)
+            assert rows[variable].startswith("the published prices"), variable
             continue
-        assert float(rows[name]) == default, f"README's default for WEBUI_{name}"
+        assert float(documented(rows[variable]) or "nan") == default, f"default of {variable}"
+
+
+def test_the_configuration_doc_names_every_variable_the_settings_read_with_its_default() -> None:
+    rows = host_table()
+    read = read_by_settings()
+
+    assert set(read) - set(rows) == set(), "variables the settings read with no row"
+    stale = {v for v in rows if v not in read and v not in NOT_READ_BY_SETTINGS}
+    stale -= {f"WEBUI_{name}" for name in DEFAULTS}
+    assert stale == set(), "rows for variables nothing reads"
+    for variable, default in read.items():
+        if default is ... or isinstance(default, list) or variable in DESCRIBED:
+            continue
+        shown = documented(rows[variable])
+        if isinstance(default, bool):
+            assert shown == str(default).lower(), variable
+        elif isinstance(default, int | float):
+            assert float(shown or "nan") == default, variable
+        else:
+            assert shown == default, variable

@@ -4,8 +4,8 @@ reads are in selectors.py.
 Deleting removes the conversation's rows on this side: its messages, their saved tool rounds, and
 every row of a plug-in whose key cascades with the conversation (the memory plug-in's pin records
 and pending asks). It does not reach the memory engine: what the engine learned from the
-conversation's turns stays learned, and a member forgets such items on the memory page (``README``,
-"Deleting a conversation").
+conversation's turns stays learned, and a member forgets such items on the memory page (``docs/using.md``,
+*Conversations*).
 """
 
 import unicodedata
