@@ -99,6 +99,10 @@ MADE_AT_RUN_TIME = {
     ".demo-member",
     ".env",
     "BENCHMARKS.quick.md",
+    # backup copies a household makes by the commands docs/deployment.md gives
+    "site-copy.sqlite3",
+    "engine-copy.sqlite3",
+    "engine-YYYYMMDD-HHMMSS.sqlite3",
 }
 
 
