@@ -20,7 +20,7 @@ from reference_engine.storage.database import Cursor
 #: The least cosine similarity a memory needs to be called close in meaning to a query, tuned on
 #: ``bench/data/recall_quality.json`` (see docs/reference-engine.md): below it, an unrelated
 #: memory would be passed off as a match.
-THRESHOLD = 0.25
+THRESHOLD = 0.20
 FIRST_CANDIDATES = 64
 EXACT_UP_TO = 5_000
 """A soul with at most this many vectors is scored exactly, every row; past it the sign bits of
