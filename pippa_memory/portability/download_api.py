@@ -7,6 +7,7 @@ from itertools import chain
 from typing import Any
 
 from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.renderers import JSONRenderer
@@ -40,8 +41,12 @@ class MemoryDownloadView(APIView):
     @extend_schema(
         parameters=[DownloadQuerySerializer],
         responses={
-            (200, "application/x-ndjson"): OpenApiResponse(description="JSON Lines download."),
-            (200, "text/markdown"): OpenApiResponse(description="Markdown download."),
+            (200, "application/x-ndjson"): OpenApiResponse(
+                response=OpenApiTypes.STR, description="JSON Lines download (format=json)."
+            ),
+            (200, "text/markdown"): OpenApiResponse(
+                response=OpenApiTypes.STR, description="Markdown download (format=markdown)."
+            ),
             **errors(400, 403, 503),
         },
     )

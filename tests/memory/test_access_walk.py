@@ -122,6 +122,8 @@ PLUGIN_ROUTES: dict[str, Route] = {
         lambda world: {"soul": "pippa"},
     ),
     "api-memory-items": Route(API, lambda world, role: "/api/memory/items/?soul=pippa"),
+    # A member's download: every member downloads what they themselves may see.
+    "api-memory-export": Route(API, lambda world, role: "/api/memory/export/?soul=pippa"),
     "api-memory-item": Route(
         MANAGERS_ONLY_API, memory("api_forget", "/api/memory/items/{id}/?soul=pippa"), "delete"
     ),

@@ -95,13 +95,14 @@ def test_the_member_who_said_it_sees_it_in_a_later_conversation_with_who_said_it
 
     assert SECRET in sent_requests[0]["system"]
     assert SHARED in sent_requests[0]["system"]
-    assert recall["match"] == "exact"
+    assert recall["match"] == "words"  # the code shares "diary code" with it
     assert recall["items"] == [
         {
             "text": SECRET,
             "at": recall["items"][0]["at"],
             "scope": "private",
             "said_by": "Alice",
+            "matched_by": "words",
         }
     ]
 
