@@ -27,6 +27,16 @@ KINDS = {
 class DownloadQuerySerializer(SoulQuerySerializer):
     format = serializers.ChoiceField(choices=sorted(KINDS), default="json")
 
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # A query string is read as a form, where an empty value falls back to the default:
+        # ``format=`` names no download, so it is refused rather than taken as JSON.
+        given = self.initial_data.get("format")
+        if given is not None and given not in KINDS:
+            raise serializers.ValidationError(
+                {"format": [f"Choose one of: {', '.join(sorted(KINDS))}."]}
+            )
+        return super().validate(attrs)
+
 
 class MemoryDownloadView(APIView):
     """``GET``: every memory the member may see of one soul, as JSON Lines

@@ -98,11 +98,14 @@ def test_a_stranger_is_refused_and_an_engine_down_is_503_before_anything_is_sent
 ) -> None:
     anonymous = Client().get(EXPORT, {"soul": "pippa", "format": "json"})
     bad_format = download(user, "pdf")
+    empty_format = download(user, "")
     household.set_fault("down")
     down = download(user, "markdown")
 
     assert anonymous.status_code == 403
     assert bad_format.status_code == 400
+    assert empty_format.status_code == 400
+    assert "format" in empty_format.json()["error"]["details"]
     assert down.status_code == 503
     assert down.json()["error"]["code"] == "memory_unavailable"
 
