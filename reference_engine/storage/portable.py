@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reference_engine.embedding import vector_bytes
+from reference_engine.selection import same_words
 from reference_engine.souls import SCOPES, NoOwner
 from reference_engine.storage.database import Cursor
 from reference_engine.storage.memories import (
@@ -156,7 +157,7 @@ def add_items(cursor: Cursor, soul: str, items: list[dict[str, Any]]) -> int:
     for item, vector in zip(items, vectors, strict=True):
         said_by, source = item["said_by"] or {}, item["source"]
         row = cursor.run(
-            f"{INSERT_ITEM} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            f"{INSERT_ITEM} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
             [
                 item["id"],
                 soul,
@@ -169,6 +170,7 @@ def add_items(cursor: Cursor, soul: str, items: list[dict[str, Any]]) -> int:
                 source.get("conversation"),
                 source.get("message"),
                 source.get("tool_use"),
+                same_words(item["text"]),
                 head,
             ],
         ).one()
