@@ -31,7 +31,6 @@ DEFAULTED: dict[str, set[str]] = {
     "wakeBrief": {"wake", "wake.kind", "wake.id"},  # the brief is the soul's, whatever the wake
     "bundle": {"revision", "job.id", "job.name"},  # revision: the head
     "rescopeItem": {"viewer"},
-    "restoreItem": {"viewer"},
 }
 """Fields an operation's body may leave out here, by dotted name: what the engine does without."""
 
