@@ -53,7 +53,14 @@ DECISION: dict[str, Any] = all_required(
         "brain_call": TEXT_OR_NULL,
         "judged_by": TEXT,
         "outcome": {
-            "enum": ["replaced", "adds nothing", "kept both", "door failed", "corrected", "restored"]
+            "enum": [
+                "replaced",
+                "adds nothing",
+                "kept both",
+                "door failed",
+                "corrected",
+                "restored",
+            ]
         },
         "at": TEXT,
     }
