@@ -45,6 +45,8 @@ RUNS: list[tuple[str, list[str]]] = [
     ("engine.py", ["--database", "postgres"]),
     ("household_year.py", ["--database", "sqlite"]),
     ("household_year.py", ["--database", "postgres"]),
+    ("household_truth.py", ["--database", "sqlite"]),
+    ("household_truth.py", ["--database", "postgres"]),
     ("streaming.py", []),
 ]
 FIGURES_MARK = re.compile(r"^<!-- figures: (?P<section>.+?) -->$", re.MULTILINE)

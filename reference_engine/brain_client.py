@@ -139,6 +139,18 @@ class BrainClient:
         """Ask the door to ``curate`` ``data["items"]`` for ``soul``: which to keep."""
         return self.judge("curate", soul, data, webhook_id=webhook_id)
 
+    def decide(
+        self,
+        soul: str,
+        data: dict[str, Any],
+        *,
+        viewer: str | None = None,
+        webhook_id: str | None = None,
+    ) -> Judgement:
+        """Ask the door to ``decide`` ``data["question"]`` among ``data["options"]`` for
+        ``soul``, from memories ``viewer`` may see: a choice, a confidence and a reason."""
+        return self.judge("decide", soul, data, viewer=viewer, webhook_id=webhook_id)
+
     def judge(
         self,
         role: str,
@@ -225,6 +237,15 @@ def id_list(value: Any) -> bool:
 
 def output_problem(output: Any, role: str) -> str:
     """Why the door's ``output`` is not what ``role`` answers ('' when it is)."""
+    if role == "decide":
+        if not isinstance(output, dict) or not isinstance(output.get("choice"), str):
+            return "the brain door's answer did not name a choice"
+        confidence = output.get("confidence")
+        if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+            return "the brain door's answer did not give a confidence"
+        if not 0 <= confidence <= 1 or not isinstance(output.get("reason"), str):
+            return "the brain door's answer gave no confidence from 0 to 1 and reason"
+        return ""
     if role == "curate":
         if not isinstance(output, dict) or not id_list(output.get("keep")):
             return "the brain door's answer did not list the memories to keep"

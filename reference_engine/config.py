@@ -118,6 +118,13 @@ class EngineConfig:
         help="the language of the memories: its stemmer and stop words (PostgreSQL: a "
         "text-search configuration, e.g. english, french, german; SQLite: english only)",
     )
+    decide_confidence: float = setting(
+        0.7,
+        env="PIPPA_ENGINE_DECIDE_CONFIDENCE",
+        help="the least confidence (0 to 1) the brain door's decide must give before a new "
+        "memory replaces an older one; below it both are kept",
+        minimum=0,
+    )
     backup_dir: str = setting(
         "",
         env="PIPPA_ENGINE_BACKUP_DIR",
@@ -187,6 +194,8 @@ def parse_value(name: str, raw: str, default: Any, minimum: float | None, source
             raise ConfigError(f"{source} must be {kind}, not {raw!r}") from None
         if value != value or (minimum is not None and value < minimum):  # NaN, or too small
             raise ConfigError(f"{source} must be at least {minimum:g}, not {raw!r}")
+        if name == "decide_confidence" and value > 1:
+            raise ConfigError(f"{source} must be a number from 0 to 1, not {raw!r}")
         if name == "port" and value > 65535:
             raise ConfigError(f"{source} must be a port number up to 65535, not {raw!r}")
         return value

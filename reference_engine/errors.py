@@ -17,6 +17,7 @@ from werkzeug.exceptions import MethodNotAllowed, NotFound
 from werkzeug.routing import RoutingException
 
 from reference_engine.events import BadEvent
+from reference_engine.keeping import NotCurrent, SameWords
 from reference_engine.souls import NoOwner, RevisionGone, UnknownItem, UnknownRevision
 from reference_engine.state import BadCursor
 from reference_engine.storage.portable import ImportConflict
@@ -47,6 +48,8 @@ KNOWN: list[tuple[type[Exception], int, str, str | None]] = [
     (BadCursor, 400, "invalid_cursor", None),
     (BadEvent, 400, "invalid_request", None),
     (ImportConflict, 400, "import_conflict", None),
+    (NotCurrent, 409, "not_current", None),
+    (SameWords, 400, "same_words", None),
 ]
 """The engine's own refusals: status, code, and the message (None: the refusal's own words)."""
 

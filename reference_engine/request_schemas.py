@@ -35,7 +35,9 @@ DEFAULTED: dict[str, set[str]] = {
 """Fields an operation's body may leave out here, by dotted name: what the engine does without."""
 
 FIELD_CODES: dict[str, dict[str, str]] = {
-    "rescopeItem": {"scope": "invalid_scope", "keep": "invalid_keep"}
+    "rescopeItem": {"scope": "invalid_scope", "keep": "invalid_keep"},
+    "addItem": {"scope": "invalid_scope", "text": "invalid_text"},
+    "correctItem": {"text": "invalid_text"},
 }
 """Codes the contract names for a field that is wrong (else ``invalid_request``)."""
 

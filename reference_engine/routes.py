@@ -51,16 +51,22 @@ class Call:
         return self.body.get("viewer")
 
 
+VERSION_3_ITEM = ("keep", "supersedes", "superseded_by", "decision")
+"""What version 3 added to an item."""
+
+
 def for_version(call: Call, answer: dict[str, Any]) -> dict[str, Any]:
     """``answer`` as the caller's contract version has it: version 2 never had ``left_out`` on
-    a block nor ``keep`` on an item."""
+    a block nor ``keep``, ``supersedes``, ``superseded_by`` or ``decision`` on an item."""
     if call.v3:
         return answer
     shown = without(answer, "left_out")
     if isinstance(shown.get("item"), dict):
-        shown["item"] = without(shown["item"], "keep")
+        shown["item"] = without(shown["item"], *VERSION_3_ITEM)
     if isinstance(shown.get("items"), list):
-        shown["items"] = [without(i, "keep") if isinstance(i, dict) else i for i in shown["items"]]
+        shown["items"] = [
+            without(i, *VERSION_3_ITEM) if isinstance(i, dict) else i for i in shown["items"]
+        ]
     return shown
 
 
@@ -167,6 +173,45 @@ def route_change_item(call: Call, soul: str, id: str) -> Answer:  # noqa: A002 -
     return 200, for_version(call, changed), {}
 
 
+def route_add_item(call: Call, soul: str) -> Answer:
+    """Version 3: keep a memory a member gives on the memory page, as ``remember`` would."""
+    if not call.v3:
+        raise Refusal(404, "not_found", "Adding an item needs contract version 3.")
+    body = call.body
+    if body["scope"] == "private" and call.body_viewer() is None:
+        raise Refusal(409, "no_owner", "a private memory needs the member who said it")
+    added = call.state.add_item(
+        soul, text_of(body), scope=body["scope"], viewer=call.body_viewer(), name=body.get("name")
+    )
+    return 201, added, {}
+
+
+def route_correct_item(call: Call, soul: str, id: str) -> Answer:  # noqa: A002 - the contract's name
+    """Version 3: new words replacing one current item, by the member's own decision."""
+    if not call.v3:
+        raise Refusal(404, "not_found", "Correcting an item needs contract version 3.")
+    body = call.body
+    corrected = call.state.correct_item(
+        soul, id, text_of(body), viewer=call.body_viewer(), name=body.get("name")
+    )
+    return 200, corrected, {}
+
+
+def route_restore_item(call: Call, soul: str, id: str) -> Answer:  # noqa: A002 - the contract's name
+    """Version 3: a replaced item made a current memory again."""
+    if not call.v3:
+        raise Refusal(404, "not_found", "Restoring an item needs contract version 3.")
+    return 200, call.state.restore_item(soul, id, viewer=call.body_viewer()), {}
+
+
+def text_of(body: dict[str, Any]) -> str:
+    """The body's ``text``: words, at most 2,000 characters (else 400 ``invalid_text``)."""
+    text = body.get("text")
+    if not isinstance(text, str) or not text.strip() or len(text) > 2000:
+        raise Refusal(400, "invalid_text", "text must be a memory in words, up to 2000 characters")
+    return text
+
+
 def route_forget_member(call: Call, soul: str, member: str) -> Answer:
     forgotten = call.state.forget_member(soul, member)
     return 200, (forgotten if call.v3 else without(forgotten, "ids")), {}
@@ -212,6 +257,9 @@ ROUTES: dict[str, Callable[..., Answer]] = {
     "forgetItem": route_forget,
     "rescopeItem": route_change_item,
     "forgetMember": route_forget_member,
+    "addItem": route_add_item,
+    "correctItem": route_correct_item,
+    "restoreItem": route_restore_item,
     "exportItems": route_export,
     "importItems": route_import,
 }
@@ -234,6 +282,9 @@ CONTRACT_URLS = Map(
         Rule("/v1/souls/<soul>/items/<id>", methods=["DELETE"], endpoint="forgetItem"),
         Rule("/v1/souls/<soul>/items/<id>", methods=["PATCH"], endpoint="rescopeItem"),
         Rule("/v1/souls/<soul>/members/<member>/forget", methods=["POST"], endpoint="forgetMember"),
+        Rule("/v1/souls/<soul>/items", methods=["POST"], endpoint="addItem"),
+        Rule("/v1/souls/<soul>/items/<id>/correct", methods=["POST"], endpoint="correctItem"),
+        Rule("/v1/souls/<soul>/items/<id>/restore", methods=["POST"], endpoint="restoreItem"),
         Rule("/v1/souls/<soul>/export", methods=["GET"], endpoint="exportItems"),
         Rule("/v1/souls/<soul>/import", methods=["POST"], endpoint="importItems"),
     ],

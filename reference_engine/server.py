@@ -113,6 +113,7 @@ class ReferenceEngine:
         block_chars: int = DEFAULT_BLOCK_CHARS,
         recall: str = DEFAULTS.recall,
         language: str = DEFAULTS.language,
+        decide_confidence: float = DEFAULTS.decide_confidence,
     ) -> None:
         self.scratch = None if database else Path(tempfile.mkdtemp(prefix="engine-"))
         self.database = Database(database or str(self.scratch / "engine.sqlite3"))
@@ -123,6 +124,7 @@ class ReferenceEngine:
             block_chars=block_chars,
             recall=recall,
             language=language,
+            decide_confidence=decide_confidence,
         )
         # The tests read what this engine received (:attr:`received`), door or no door.
         self.app = EngineApp(self.state, token=token, control=control, log_requests=True)

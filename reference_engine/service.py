@@ -50,6 +50,7 @@ def open_state(config: EngineConfig, *, brain: BrainClient | None = None) -> Eng
         block_chars=config.block_chars,
         recall=config.recall,
         language=config.language,
+        decide_confidence=config.decide_confidence,
     )
 
 

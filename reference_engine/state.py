@@ -14,32 +14,28 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from reference_engine import keeping
 from reference_engine.backfill import Backfill
 from reference_engine.block_budget import HEADING_ROOM, bundle_heading
 from reference_engine.blocks import block_answer
 from reference_engine.brain_client import BrainClient
 from reference_engine.config import DEFAULTS
+from reference_engine.cursors import BadCursor, cursor_position, known_number
 from reference_engine.events import remembered_by_event
 from reference_engine.meaning import MeaningIndex
 from reference_engine.recall import for_version_2, recall_answer
-from reference_engine.souls import Memory, UnknownItem, UnknownRevision, now_iso, words_of
+from reference_engine.souls import Memory, UnknownItem, now_iso, words_of
 from reference_engine.storage import asks as ask_rows
 from reference_engine.storage import memories as rows
 from reference_engine.storage.database import Database
 from reference_engine.storage.ingest import record_turn
 from reference_engine.storage.language import use_language
-from reference_engine.storage.revisions import head_number, revision_name, revision_number
+from reference_engine.storage.revisions import head_number, revision_name
 from reference_engine.storage.schema import migrate
 from reference_engine.thinking import Thinker
 
-__all__ = ["EngineState", "now_iso"]
+__all__ = ["BadCursor", "EngineState", "cursor_position", "known_number", "now_iso"]
 PAGE_LIMITS = range(1, 101)
-LARGEST_NUMBER = 2**63 - 1
-"""The largest counter either database keeps (a signed 64-bit integer)."""
-
-
-class BadCursor(ValueError):
-    """A listing cursor this engine did not hand out."""
 
 
 class EngineState:
@@ -61,8 +57,10 @@ class EngineState:
         block_chars: int = DEFAULTS.block_chars,
         recall: str = DEFAULTS.recall,
         language: str = DEFAULTS.language,
+        decide_confidence: float = DEFAULTS.decide_confidence,
     ) -> None:
         self.database = database
+        self.decide_confidence = decide_confidence
         self.recall_mode = recall
         self.language = language
         self.meaning = MeaningIndex()
@@ -115,7 +113,7 @@ class EngineState:
         """
         said_by = {"member": member, "name": name or member} if member else None
         with self.database.write() as cursor:
-            head = rows.add_memory(
+            head, _ = rows.keep_memory(
                 cursor, soul, text=text, scope=scope, said_by=said_by, source=source or {}
             )
         return revision_name(head)
@@ -167,10 +165,11 @@ class EngineState:
                 db, soul, viewer=viewer, words=words_of(q), before=before, limit=limit + 1
             )
             head = revision_name(head_number(db, soul))
-        page = found[:limit]
+            page = found[:limit]
+            items = keeping.shown(db, page, viewer=viewer)
         more = len(found) > limit
         return {
-            "items": [m.item() for m in page],
+            "items": items,
             "next": f"before-{page[-1].seq}" if more else None,
             "revision": head,
         }
@@ -185,9 +184,23 @@ class EngineState:
     def item(self, soul: str, item_id: str, *, viewer: str | None) -> dict[str, Any]:
         """One item ``viewer`` may see (else :class:`~.souls.UnknownItem`), with the head."""
         with self.database.read() as cursor:
-            memory = rows.find_memory(cursor, soul, item_id, viewer=viewer)
-            head = revision_name(head_number(cursor, soul))
-        return {"item": memory.item(), "revision": head}
+            return keeping.answer(cursor, soul, item_id, viewer)
+
+    def add_item(
+        self, soul: str, text: Any, *, scope: str, viewer: str | None, name: str | None = None
+    ) -> dict[str, Any]:
+        """Keep a memory ``viewer`` gives on the memory page, as ``remember`` would."""
+        return keeping.add(self, soul, text, scope=scope, member=viewer, name=name)
+
+    def correct_item(
+        self, soul: str, item_id: str, text: Any, *, viewer: str | None, name: str | None = None
+    ) -> dict[str, Any]:
+        """New words replacing one current item ``viewer`` may see (:mod:`.keeping`)."""
+        return keeping.correct(self, soul, item_id, text, viewer=viewer, name=name)
+
+    def restore_item(self, soul: str, item_id: str, *, viewer: str | None) -> dict[str, Any]:
+        """A replaced item ``viewer`` may see made current again (:mod:`.keeping`)."""
+        return keeping.restore(self, soul, item_id, viewer=viewer)
 
     def forget(
         self, soul: str, item_id: str, *, viewer: str | None, again_ok: bool = False
@@ -369,26 +382,3 @@ class SoulViews:
     def __iter__(self) -> Iterator[str]:
         with self.state.database.read() as cursor:
             return iter([row[0] for row in cursor.run("SELECT soul FROM engine_souls").all()])
-
-
-def known_number(revision: str) -> int:
-    """The counter a revision name stands for; :class:`UnknownRevision` for a name no counter
-    reaches (past 64 bits), which the database could not even be asked about."""
-    if not revision.isascii():
-        raise UnknownRevision(revision)
-    number = revision_number(revision)
-    if number > LARGEST_NUMBER:
-        raise UnknownRevision(revision)
-    return number
-
-
-def cursor_position(cursor: str) -> int | None:
-    """The sequence number a listing cursor points before (no cursor: None, the newest)."""
-    if not cursor:
-        return None
-    prefix, _, number = cursor.partition("-")
-    if prefix != "before" or not (number.isascii() and number.isdigit()):
-        raise BadCursor("cursor is not one this engine gave")
-    if int(number) > LARGEST_NUMBER:
-        raise BadCursor("cursor is not one this engine gave")
-    return int(number)

@@ -28,6 +28,7 @@ from typing import Any
 
 from reference_engine.brain_client import BrainClient, DoorFailed
 from reference_engine.curation import Curator
+from reference_engine.deciding import Decider
 from reference_engine.selection import Candidate, choose, render
 from reference_engine.souls import now_iso
 from reference_engine.storage import asks as ask_rows
@@ -84,6 +85,7 @@ class Thinker:
         self.first_try: dict[str, float] = {}
         self.next_try: dict[str, float] = {}
         self.curator = Curator(state, brain)
+        self.decider = Decider(state, brain)
 
     @property
     def background(self) -> bool:
@@ -177,6 +179,10 @@ class Thinker:
                 self.answer_due()
             except Exception:  # a database hiccup must not end the worker: log, try again
                 logger.exception("The engine could not answer its due asks; trying again")
+            try:
+                self.decider.decide_due()
+            except Exception:  # no judgement, no change: the next round tries again
+                logger.exception("The engine could not judge its new memories; trying again")
             try:
                 self.curator.curate_due()
             except Exception:  # the last choice keeps serving; the next round tries again

@@ -45,6 +45,43 @@ ITEM: dict[str, Any] = all_required(
 """One memory item, wherever it appears: who said it (null: an unattended run), where, and
 whether a member marked it *keep in every chat*."""
 
+DECISION: dict[str, Any] = all_required(
+    {
+        "choice": TEXT_OR_NULL,
+        "confidence": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+        "reason": TEXT,
+        "brain_call": TEXT_OR_NULL,
+        "judged_by": TEXT,
+        "outcome": {
+            "enum": [
+                "replaced",
+                "adds nothing",
+                "kept both",
+                "door failed",
+                "corrected",
+                "restored",
+            ]
+        },
+        "at": TEXT,
+    }
+)
+"""A decision about a memory: the brain door's choice, confidence and reason and its call's
+webhook id, or a member's correction or restore, and what came of it."""
+
+KEPT_ITEM: dict[str, Any] = all_required(
+    {
+        **ITEM["properties"],
+        "supersedes": {
+            "oneOf": [{"type": "null"}, all_required({"id": TEXT, "text": TEXT, "at": TEXT})]
+        },
+        "superseded_by": {"oneOf": [{"type": "null"}, all_required({"id": TEXT, "at": TEXT})]},
+        "decision": {"oneOf": [{"type": "null"}, DECISION]},
+    }
+)
+"""Version 3: an item as listing, finding, adding, correcting and restoring answer it: what it
+replaced (``supersedes``), what replaced it (``superseded_by``: it is in history, not current)
+and the last decision about it."""
+
 BLOCK: dict[str, Any] = all_required(
     {
         "soul": TEXT,
@@ -76,7 +113,7 @@ RECALL: dict[str, Any] = all_required(
 )
 
 ITEMS: dict[str, Any] = all_required(
-    {"items": {"type": "array", "items": ITEM}, "next": TEXT_OR_NULL, "revision": REVISION}
+    {"items": {"type": "array", "items": KEPT_ITEM}, "next": TEXT_OR_NULL, "revision": REVISION}
 )
 """One page of the items a viewer may see, newest first; ``next`` is the cursor of the next."""
 
@@ -91,7 +128,7 @@ MEMBERS: dict[str, Any] = all_required(
 )
 """Each member's count of private items (never their text), for staff."""
 
-ITEM_FOUND: dict[str, Any] = all_required({"item": ITEM, "revision": REVISION})
+ITEM_FOUND: dict[str, Any] = all_required({"item": KEPT_ITEM, "revision": REVISION})
 """Version 3: one item the viewer may see, found by its id, and the head revision."""
 
 FORGOTTEN: dict[str, Any] = all_required({"forgotten": TEXT, "revision": REVISION})

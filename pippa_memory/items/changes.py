@@ -33,7 +33,7 @@ from pippa_memory.engine import contract
 from pippa_memory.engine.client import EngineOutcome
 from pippa_memory.engine.members import member_id
 from pippa_memory.forgotten_text import Purged, purge_forgotten_text, purge_made_private
-from pippa_memory.items import services
+from pippa_memory.items import services, walking
 from pippa_memory.items.services import MemoryItem, MemoryRefusal
 from pippa_memory.pins import forgetting, tombstones
 from pippa_memory.pins.records import MADE_PRIVATE
@@ -274,7 +274,7 @@ def forget_member(*, soul: Soul, user: AbstractBaseUser, member: str) -> Changed
     if not services.usable_id(member):
         raise MemoryRefusal(code="not_found", message="No such member.", status=404)
     started = forgetting.now()
-    said = services.fetch_said_by(soul=soul, member=member)
+    said = walking.fetch_said_by(soul=soul, member=member)
     path = services.soul_path(soul, "members", member, "forget")
     stones = tombstones.record_tombstones(soul=soul, item_ids=said)
     answer = ask_for_change(

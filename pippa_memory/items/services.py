@@ -24,7 +24,6 @@ else): the engine may still list it, but it is treated as gone.
 """
 
 import logging
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -84,6 +83,10 @@ class MemoryItem:
     message: str | None
     tool_use: str | None
     keep: bool = False
+    supersedes: dict[str, str] | None = None
+    """Version 3: the memory this one replaced (``id``, ``text``, ``at``), if any."""
+    superseded_by: dict[str, str] | None = None
+    decision: dict[str, Any] | None = None
 
     @classmethod
     def from_engine(cls, data: dict[str, Any]) -> "MemoryItem":
@@ -100,6 +103,9 @@ class MemoryItem:
             message=source["message"],
             tool_use=source["tool_use"],
             keep=data.get("keep") is True,
+            supersedes=data.get("supersedes"),
+            superseded_by=data.get("superseded_by"),
+            decision=data.get("decision"),
         )
 
     def as_engine_shape(self) -> dict[str, Any]:
@@ -346,23 +352,6 @@ def fetch_member_counts(*, soul: Soul, user: AbstractBaseUser) -> list[MemberCou
     ]
 
 
-def walk_items(*, soul: Soul, viewer: str) -> Iterator[dict[str, Any]]:
-    """Every item ``viewer`` may see of ``soul``'s memory, as the engine gives them, fetched a
-    page of 100 at a time as the caller reads on, to the last page however many there are. A
-    cursor the engine gave before ends the walk (an engine that loops would never end it)."""
-    cursor, seen = "", set()
-    while True:
-        query = {"viewer": viewer, "limit": "100", **({"cursor": cursor} if cursor else {})}
-        data = ask_engine(
-            "GET", f"{soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS
-        )
-        yield from visible_items(soul=soul, viewer=viewer, items=data["items"])
-        seen.add(cursor)
-        if not data["next"] or data["next"] in seen:
-            return
-        cursor = data["next"]
-
-
 def fetch_item(
     *, soul: Soul, viewer: str, item_id: str, even_if_forgotten_here: bool = False
 ) -> MemoryItem:
@@ -383,18 +372,6 @@ def fetch_item(
     ):
         raise no_such_item()
     return MemoryItem.from_engine(found[0])
-
-
-def fetch_said_by(*, soul: Soul, member: str) -> dict[str, str]:
-    """Every item ``member`` said (household and private), by id, with its text, asked of the
-    engine with that member as the viewer, every page of it: the ids to tombstone before their
-    forget and the texts to purge (:mod:`pippa_memory.forgotten_text`). Shown to no one, and
-    never stored."""
-    return {
-        item["id"]: item["text"]
-        for item in walk_items(soul=soul, viewer=member)
-        if (item["said_by"] or {}).get("member") == member
-    }
 
 
 def not_yours(action: str) -> MemoryRefusal:

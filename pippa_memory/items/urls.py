@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from pippa_memory.items import views
+from pippa_memory.items import truth_views, views
 
 urlpatterns = [
     path("", views.memory_page, name="memory-page"),
@@ -10,5 +10,8 @@ urlpatterns = [
     path("items/<str:item_id>/scope/", views.change_scope, name="memory-scope"),
     path("items/<str:item_id>/keep/", views.keep_item, name="memory-keep"),
     path("preference/", views.save_preference, name="memory-preference"),
+    path("add/", truth_views.add_memory, name="memory-add"),
+    path("items/<str:item_id>/correct/", truth_views.correct_memory, name="memory-correct"),
+    path("items/<str:item_id>/restore/", truth_views.restore_memory, name="memory-restore"),
     path("members/<str:member>/forget/", views.forget_member, name="memory-member-forget"),
 ]

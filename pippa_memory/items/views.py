@@ -19,6 +19,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_http_methods, require_POST
 
 from pippa_memory.engine.members import member_id
@@ -104,11 +105,23 @@ def item_rows(
             "may_forget": services.may_forget(user, item),
             "may_change_scope": services.may_change_scope(user, item),
             "may_keep": services.may_keep(user, item),
+            "may_correct": services.may_forget(user, item),
+            "replaced_on": replaced_on(item),
             "in_new_chats": new_chats is not None and item.id in new_chats.carries,
             "turn_url": urls.get(item.id),
         }
         for item in listing.items
     ]
+
+
+def replaced_on(item: services.MemoryItem) -> str:
+    """The day the memory this one replaced was replaced (``3 May``), or ``""``."""
+    at = (item.supersedes or {}).get("at") or ""
+    try:
+        when = parse_datetime(at)
+    except ValueError:
+        when = None
+    return f"{when.day} {when:%B %Y}" if when else at[:10]
 
 
 def new_chat_memory(request: HttpRequest, soul: Soul) -> services.NewChatMemory | None:

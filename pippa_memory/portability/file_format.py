@@ -69,7 +69,10 @@ def line(value: dict[str, Any]) -> str:
 def memory_line(item: dict[str, Any]) -> dict[str, Any]:
     """A memory line's fields, taken from an engine's item (export item or listing item)."""
     names = ("id", "text", "at", "scope", "said_by", "source", "keep", "history", "yours")
-    return {name: item[name] for name in names if name in item}
+    found = {name: item[name] for name in names if name in item}
+    if item.get("supersedes"):
+        found["supersedes"] = item["supersedes"]
+    return found
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """A member's download of what they may see of a soul's memory: their own private memories and the
 household's, as the export file's JSON Lines (kind ``member``) or one Markdown page grouped by month.
 
-Both are generators that read the engine a page at a time (:func:`~pippa_memory.items.services.walk_items`,
+Both are generators that read the engine a page at a time (:func:`~pippa_memory.items.walking.walk_items`,
 newest first, for that member as the viewer), so a download of 100,000 memories holds one page in
 memory. Each item is checked again here (:func:`~pippa_memory.engine.members.may_see`), and one this
 site tombstoned for the member (a forget whose answer was lost) is left out. The source of another
@@ -16,7 +16,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils.dateparse import parse_datetime
 
 from pippa_memory.engine.members import may_see, member_id, member_name
-from pippa_memory.items.services import walk_items
+from pippa_memory.items.walking import walk_items
 from pippa_memory.pins.tombstones import tombstoned_items
 from pippa_memory.portability import file_format
 from webui.models import Soul
@@ -97,6 +97,9 @@ def markdown(
         if memory["keep"]:
             marks.append("kept in every chat")
         yield f"- **{stamp}** ({', '.join(marks)}): {one_line(memory['text'])}\n"
+        replaced = memory.get("supersedes")
+        if replaced:
+            yield f"  - replaced “{one_line(replaced['text'])}” on {replaced['at'][:10]}\n"
         count += 1
     if count == 0:
         yield "\nNothing is remembered yet.\n"

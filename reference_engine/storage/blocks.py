@@ -2,11 +2,13 @@
 count of what it leaves out.
 
 A block is chosen once, the first time (revision, viewer) is asked, from the soul's history at that
-revision (items added by then and not yet forgotten, with the scope and the *keep* mark each had
-then, and the curation choices made by then), and the selection is stored
+revision (items added by then and neither forgotten nor replaced by a newer memory yet, with the
+scope and the *keep* mark each had then, and the curation choices made by then; the newest is the
+one added or said again last by then), and the selection is stored
 (``engine_selections``): every later ask renders the same items from it, so the same bytes,
 whatever curation, restarts or other revisions do meanwhile. A block whose held item has since
-been forgotten, or is no longer visible to its viewer, is gone (:class:`~..souls.RevisionGone`).
+been forgotten, or is no longer visible to its viewer, is gone (:class:`~..souls.RevisionGone`);
+one replaced since is not (its words are kept in history, so the block renders as it did).
 
 Nothing here reads every memory of a soul: candidates come newest first from an index, a page at a
 time, and the count of visible memories is carried forward from the viewer's previous selection
@@ -35,11 +37,13 @@ SELECT i.seq, i.text, i.owner, i.forgotten_rev,
             ORDER BY s.rev DESC LIMIT 1), i.scope),
   COALESCE((SELECT k.keep FROM engine_keeps k WHERE k.item_seq = i.seq AND k.rev <= ?
             ORDER BY k.rev DESC LIMIT 1), 0),
-  i.id
+  i.id, i.touched_rev, i.added_rev
 FROM engine_items i
-WHERE i.soul = ? AND +i.added_rev <= ? AND (+i.forgotten_rev IS NULL OR +i.forgotten_rev > ?)"""
-"""Items as they were at a revision: ``(seq, text, owner, forgotten_rev, scope then, keep then,
-id)``.
+WHERE i.soul = ? AND +i.added_rev <= ? AND (+i.forgotten_rev IS NULL OR +i.forgotten_rev > ?)
+  AND COALESCE((SELECT h.by_seq FROM engine_supersessions h WHERE h.item_seq = i.seq
+                AND h.rev <= ? ORDER BY h.rev DESC LIMIT 1), 0) = 0"""
+"""Items as they were at a revision (current then: not forgotten, not replaced): ``(seq, text,
+owner, forgotten_rev, scope then, keep then, id, touched_rev, added_rev)``.
 The revision tests are kept off the indexes (``+``), so each pool is read newest first from its own
 index, never sorted whole."""
 SCOPE_CHANGED_AFTER = (
@@ -149,10 +153,14 @@ class Candidates:
         )
         self.ids: dict[int, str] = {}
         """The id of each candidate read, by its sequence number."""
+        self.added: dict[int, int] = {}
+        """The revision that added each candidate read, by its sequence number."""
 
-    def rows(self, where: str, params: list[Any], *, limit: int) -> list[tuple[Any, ...]]:
-        sql = f"{AT_REVISION} AND {where} ORDER BY i.seq DESC LIMIT ?"
-        base = [self.rev, self.rev, self.soul, self.rev, self.rev]
+    def rows(
+        self, where: str, params: list[Any], *, limit: int, order: str = "i.seq"
+    ) -> list[tuple[Any, ...]]:
+        sql = f"{AT_REVISION} AND {where} ORDER BY {order} DESC LIMIT ?"
+        base = [self.rev, self.rev, self.soul, self.rev, self.rev, self.rev]
         return self.cursor.run(sql, [*base, *params, limit]).all()
 
     def visible_then(self, row: tuple[Any, ...]) -> bool:
@@ -164,6 +172,7 @@ class Candidates:
         if row[3] is not None:
             raise RevisionGone(revision_name(self.rev))
         self.ids[int(row[0])] = row[6]
+        self.added[int(row[0])] = int(row[8])
         return Candidate(seq=int(row[0]), text=row[1], private=row[4] == "private")
 
     def pool_filter(self, pool: str) -> tuple[str, list[Any]]:
@@ -208,6 +217,20 @@ class Candidates:
         rows = self.rows(where, params, limit=PAGE * MOST_PAGES)
         return [self.candidate(r) for r in rows if r[5] and self.visible_then(r)]
 
+    def said_again(self) -> tuple[Candidate, int] | None:
+        """The memory the viewer may see that was last said again by this revision (a remember
+        of the same words), with the revision it was said again at; None when there is none."""
+        rows = self.rows(
+            "i.touched_rev IS NOT NULL AND i.touched_rev <= ?",
+            [self.rev],
+            limit=PAGE,
+            order="i.touched_rev",
+        )
+        for row in rows:
+            if self.visible_then(row):
+                return self.candidate(row), int(row[7])
+        return None
+
     def curated(self, pool: str) -> list[Candidate]:
         """The pool's memories the latest curation by this revision chose, in its order."""
         if pool == "private" and self.viewer is None:
@@ -236,6 +259,9 @@ def choose_selection(
     private = found.newest("private", room)
     household = found.newest("household", room)
     newest = max([*private[:1], *household[:1]], key=lambda c: c.seq, default=None)
+    again = found.said_again()
+    if again is not None and (newest is None or again[1] > found.added[newest.seq]):
+        newest = again[0]  # said again after the newest was added: it is the most recent
     held = choose(
         newest=newest,
         kept=found.kept(),
@@ -263,21 +289,29 @@ def visible_count(cursor: Cursor, soul: str, rev: int, viewer: str | None) -> in
     return full_count(cursor, soul, rev, viewer)
 
 
-VISIBLE_AT = """
+REPLACED_AT = """(SELECT h.by_seq FROM engine_supersessions h WHERE h.item_seq = i.seq
+   AND h.rev <= ? ORDER BY h.rev DESC LIMIT 1)"""
+"""The seq of the memory that replaced the item at a revision (0 or NULL: it was current)."""
+VISIBLE_AT = f"""
 SELECT i.seq, i.owner, i.added_rev, i.forgotten_rev, i.scope,
   (SELECT s.scope FROM engine_scopes s WHERE s.item_seq = i.seq AND s.rev <= ?
    ORDER BY s.rev DESC LIMIT 1),
   (SELECT s.scope FROM engine_scopes s WHERE s.item_seq = i.seq AND s.rev <= ?
-   ORDER BY s.rev DESC LIMIT 1)
+   ORDER BY s.rev DESC LIMIT 1),
+  {REPLACED_AT}, {REPLACED_AT}
 FROM engine_items i WHERE """
 """Items as two revisions saw them: ``(seq, owner, added_rev, forgotten_rev, scope now, scope at
-the first, scope at the second)``."""
+the first, scope at the second, replaced by at the first, replaced by at the second)``; its
+parameters: the two revisions, then the two again."""
 
 
-def visible_at(row: tuple[Any, ...], at: int, scope: str | None, viewer: str | None) -> bool:
-    """Whether the item of a :data:`VISIBLE_AT` row was visible to ``viewer`` at ``at``."""
+def visible_at(
+    row: tuple[Any, ...], at: int, scope: str | None, replaced: Any, viewer: str | None
+) -> bool:
+    """Whether the item of a :data:`VISIBLE_AT` row was visible to ``viewer`` at ``at``
+    (``replaced``: the seq that replaced it then, if any)."""
     added = int(row[2]) <= at
-    alive = row[3] is None or int(row[3]) > at
+    alive = (row[3] is None or int(row[3]) > at) and not replaced
     seen = scope is not None and is_visible(scope=scope, owner=row[1], viewer=viewer)
     return added and alive and seen
 
@@ -285,25 +319,29 @@ def visible_at(row: tuple[Any, ...], at: int, scope: str | None, viewer: str | N
 def carried_count(
     cursor: Cursor, soul: str, since: int, rev: int, viewer: str | None, count: int
 ) -> int | None:
-    """``count`` (visible at ``since``) carried to ``rev`` by the items added, forgotten or
-    rescoped in between; None when more changed than is worth reading one by one."""
+    """``count`` (visible at ``since``) carried to ``rev`` by the items added, forgotten,
+    rescoped, replaced or restored in between; None when more changed than is worth reading one
+    by one."""
     ranges = [
         "i.soul = ? AND i.added_rev > ? AND i.added_rev <= ?",
         "i.soul = ? AND i.forgotten_rev > ? AND i.forgotten_rev <= ?",
         # ``+``: found through the changes (few), not through every item of the soul
         "i.soul || '' = ? AND i.seq IN (SELECT item_seq FROM engine_scopes WHERE rev > ? AND rev <= ?)",
+        "i.soul || '' = ? AND i.seq IN "
+        "(SELECT item_seq FROM engine_supersessions WHERE rev > ? AND rev <= ?)",
     ]
     touched: dict[int, tuple[Any, ...]] = {}
     for where in ranges:
         rows = cursor.run(
-            f"{VISIBLE_AT} {where} LIMIT ?", [since, rev, soul, since, rev, MOST_CHANGES + 1]
+            f"{VISIBLE_AT} {where} LIMIT ?",
+            [since, rev, since, rev, soul, since, rev, MOST_CHANGES + 1],
         ).all()
         if len(rows) > MOST_CHANGES:
             return None
         touched.update((int(r[0]), r) for r in rows)
     for row in touched.values():
-        count += int(visible_at(row, rev, row[6], viewer)) - int(
-            visible_at(row, since, row[5], viewer)
+        count += int(visible_at(row, rev, row[6], row[8], viewer)) - int(
+            visible_at(row, since, row[5], row[7], viewer)
         )
     return count
 
@@ -314,16 +352,17 @@ def full_count(cursor: Cursor, soul: str, rev: int, viewer: str | None) -> int:
     row = cursor.run(
         "SELECT count(*) FROM engine_items i WHERE i.soul = ? AND i.added_rev <= ? "
         "AND (i.forgotten_rev IS NULL OR i.forgotten_rev > ?) "
+        f"AND COALESCE({REPLACED_AT}, 0) = 0 "
         "AND (i.scope = 'household' OR i.owner = ?)",
-        [soul, rev, rev, viewer],
+        [soul, rev, rev, rev, viewer],
     ).one()
     count = int(row[0]) if row else 0
     # An item whose scope changed after ``rev`` was counted by its scope now: count it as then.
     changed = cursor.run(
         f"{VISIBLE_AT} i.soul || '' = ? AND i.seq IN (SELECT item_seq FROM engine_scopes WHERE rev > ?)",
-        [rev, rev, soul, rev],
+        [rev, rev, rev, rev, soul, rev],
     ).all()
     for row in changed:
-        counted = visible_at(row, rev, row[4], viewer)
-        count += int(visible_at(row, rev, row[5], viewer)) - int(counted)
+        counted = visible_at(row, rev, row[4], row[7], viewer)
+        count += int(visible_at(row, rev, row[5], row[7], viewer)) - int(counted)
     return count

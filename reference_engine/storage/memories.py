@@ -11,6 +11,7 @@ import uuid
 from typing import Any
 
 from reference_engine.embedding import vector_bytes
+from reference_engine.selection import same_words
 from reference_engine.souls import SCOPES, Memory, NoOwner, UnknownItem, now_iso, words_of
 from reference_engine.storage.database import Cursor
 from reference_engine.storage.revisions import HEAD_MOVE, move_head
@@ -18,18 +19,22 @@ from reference_engine.storage.revisions import HEAD_MOVE, move_head
 COLUMNS = (
     "seq, id, text, at, scope, owner, owner_name, src_conversation, src_message, src_tool_use, keep"
 )
-LIVE = "forgotten_rev IS NULL"
+LIVE = "forgotten_rev IS NULL AND superseded_rev IS NULL"
+"""A current item: neither forgotten nor replaced by a newer one (what blocks, recall, briefs,
+bundles, listings and exports hold)."""
+KEPT = "forgotten_rev IS NULL"
+"""An item whose words are still kept: current, or replaced and still in history."""
 VISIBLE = "(scope = 'household' OR owner = ?)"  # owner = NULL is never true
 
 
 INSERT_ITEM = (
     "INSERT INTO engine_items (id, soul, text, words, at, scope, owner, owner_name, "
-    "src_conversation, src_message, src_tool_use, added_rev)"
+    "src_conversation, src_message, src_tool_use, same_key, added_rev)"
 )
-PLACES = ", ".join(["?"] * 12)
+PLACES = ", ".join(["?"] * 13)
 INSERT_VECTOR = "INSERT INTO engine_vectors (item_seq, soul, vec) VALUES (?, ?, ?)"
 ITEM_AND_SCOPE = f"""item AS (
-    {INSERT_ITEM} SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, head.head FROM head
+    {INSERT_ITEM} SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, head.head FROM head
     RETURNING seq, added_rev, scope),
 scoped AS (
     INSERT INTO engine_scopes (item_seq, rev, scope) SELECT seq, added_rev, scope FROM item
@@ -41,10 +46,28 @@ vectored AS (
     INSERT INTO engine_vectors (item_seq, soul, vec) SELECT seq, ?, ? FROM item)"""
 """PostgreSQL, after :data:`ITEM_AND_SCOPE`: the item's meaning vector row (its soul and
 vector as :func:`vector_values` gives them)."""
+SAME_WORDS = (
+    "SELECT seq, id FROM engine_items WHERE soul = ? AND same_key = ? "
+    "AND forgotten_rev IS NULL AND superseded_rev IS NULL AND scope = ? "
+    "AND COALESCE(owner, '') = ?"
+)
+"""The current item of the same owner and scope with the same words (one indexed lookup)."""
+ITEM_UNLESS_SAME = ITEM_AND_SCOPE.replace(
+    "head.head FROM head", "head.head FROM head WHERE NOT EXISTS (SELECT 1 FROM same)"
+)
+"""PostgreSQL: :data:`ITEM_AND_SCOPE`, unless a CTE ``same`` named earlier found the words kept."""
 ADD_ON_POSTGRES = (
     f"WITH head AS ({HEAD_MOVE}), {ITEM_AND_SCOPE}{WITH_VECTOR} SELECT rev FROM scoped"
 )
-ADD_BEFORE_VECTORS = f"WITH head AS ({HEAD_MOVE}), {ITEM_AND_SCOPE} SELECT rev FROM scoped"
+ADD_BEFORE_VECTORS = (
+    f"WITH head AS ({HEAD_MOVE}), "
+    + ITEM_AND_SCOPE.replace(", same_key, added_rev)", ", added_rev)").replace(
+        "?, head.head", "head.head"
+    )
+    + " SELECT rev FROM scoped"
+)
+"""PostgreSQL: an item kept as an engine before migrations 0004 and 0005 kept it (no vector, no
+same-words key; the upgrade tests make such databases)."""
 
 
 def word_column(text: str) -> str:
@@ -93,12 +116,59 @@ def item_values(
         source.get("conversation"),
         source.get("message"),
         source.get("tool_use"),
+        same_words(text),
     ]
 
 
 def vector_values(soul: str, text: str) -> list[Any]:
     """The soul and the meaning vector :data:`ITEM_AND_SCOPE` writes beside a new item."""
     return [soul, vector_bytes([text])[0]]
+
+
+def same_memory(
+    cursor: Cursor, soul: str, *, text: str, scope: str, owner: str | None
+) -> tuple[int, str] | None:
+    """``(seq, id)`` of the current item of ``owner`` (None: an unattended run) in ``scope``
+    holding the same words as ``text`` (case, spacing and end punctuation aside), if any."""
+    row = cursor.run(
+        f"{SAME_WORDS} ORDER BY seq DESC LIMIT 1", [soul, same_words(text), scope, owner or ""]
+    ).one()
+    return (int(row[0]), str(row[1])) if row else None
+
+
+def touch_memory(cursor: Cursor, soul: str, seq: int) -> int:
+    """Make the item the most recent (said again now): the head moves, and from that revision on
+    blocks take it as the newest memory; the new head number."""
+    head = move_head(cursor, soul)
+    cursor.run(
+        "UPDATE engine_items SET at = ?, touched_rev = ? WHERE seq = ?", [now_iso(), head, seq]
+    )
+    return head
+
+
+def keep_memory(
+    cursor: Cursor,
+    soul: str,
+    *,
+    text: str,
+    scope: str,
+    said_by: dict[str, str] | None,
+    source: dict[str, Any],
+) -> tuple[int, str]:
+    """Keep one memory, unless its owner keeps the same words in the same scope already (then
+    that one is made the most recent instead); ``(new head, the memory's id)``."""
+    if scope in SCOPES:
+        owner = said_by["member"] if said_by else None
+        same = same_memory(cursor, soul, text=text, scope=scope, owner=owner)
+        if same is not None:
+            return touch_memory(cursor, soul, same[0]), same[1]
+    head = add_memory(cursor, soul, text=text, scope=scope, said_by=said_by, source=source)
+    row = cursor.run(
+        "SELECT id FROM engine_items WHERE soul = ? AND added_rev = ? ORDER BY seq DESC LIMIT 1",
+        [soul, head],
+    ).one()
+    assert row is not None
+    return head, str(row[0])
 
 
 def add_memory(
@@ -113,7 +183,8 @@ def add_memory(
 ) -> int:
     """Keep one memory, with its meaning vector, and move the head; the new head number.
 
-    ``vector=False`` keeps it as an engine before migration 0004 did (no vector; the upgrade
+    ``vector=False`` keeps it as an engine before migration 0004 did (no vector, no same-words
+    key; the upgrade
     tests make such databases)."""
     values = item_values(soul, text=text, scope=scope, said_by=said_by, source=source)
     if cursor.postgres:
@@ -122,11 +193,17 @@ def add_memory(
         if vector:
             row = cursor.run(ADD_ON_POSTGRES, [soul, *values, *vector_values(soul, text)]).one()
         else:
-            row = cursor.run(ADD_BEFORE_VECTORS, [soul, *values]).one()
+            row = cursor.run(ADD_BEFORE_VECTORS, [soul, *values[:-1]]).one()
         assert row is not None
         return int(row[0])
     head = move_head(cursor, soul)
-    row = cursor.run(f"{INSERT_ITEM} VALUES ({PLACES}) RETURNING seq", [*values, head]).one()
+    if vector:
+        sql = f"{INSERT_ITEM} VALUES ({PLACES}) RETURNING seq"
+    else:  # before 0005: no same-words key
+        values = values[:-1]
+        sql = INSERT_ITEM.replace(", same_key, added_rev)", ", added_rev)")
+        sql += f" VALUES ({PLACES[3:]}) RETURNING seq"
+    row = cursor.run(sql, [*values, head]).one()
     assert row is not None
     seq = int(row[0])
     cursor.run(
@@ -145,10 +222,13 @@ def add_household_memories(cursor: Cursor, soul: str, texts: list[str]) -> int:
     at = now_iso()
     cursor.raw.executemany(
         cursor.placeholders(
-            "INSERT INTO engine_items (id, soul, text, words, at, scope, added_rev) "
-            "VALUES (?, ?, ?, ?, ?, 'household', ?)"
+            "INSERT INTO engine_items (id, soul, text, words, at, scope, same_key, added_rev) "
+            "VALUES (?, ?, ?, ?, ?, 'household', ?, ?)"
         ),
-        [(f"m{uuid.uuid4().hex[:12]}", soul, t, word_column(t), at, head) for t in texts],
+        [
+            (f"m{uuid.uuid4().hex[:12]}", soul, t, word_column(t), at, same_words(t), head)
+            for t in texts
+        ],
     )
     cursor.run(
         "INSERT INTO engine_scopes (item_seq, rev, scope) "
@@ -180,9 +260,9 @@ def live_memories(cursor: Cursor, soul: str) -> list[Memory]:
 
 
 def find_memory(cursor: Cursor, soul: str, item_id: str, *, viewer: str | None) -> Memory:
-    """The live item ``viewer`` may see; :class:`UnknownItem` otherwise."""
+    """The kept item ``viewer`` may see, current or replaced; :class:`UnknownItem` otherwise."""
     row = cursor.run(
-        f"SELECT {COLUMNS} FROM engine_items WHERE soul = ? AND id = ? AND {LIVE} AND {VISIBLE}",
+        f"SELECT {COLUMNS} FROM engine_items WHERE soul = ? AND id = ? AND {KEPT} AND {VISIBLE}",
         [soul, item_id, viewer],
     ).one()
     if row is None:
@@ -211,7 +291,8 @@ def forget_memories(cursor: Cursor, soul: str, seqs: list[int]) -> int | None:
     head = move_head(cursor, soul)
     for seq in seqs:
         cursor.run(
-            "UPDATE engine_items SET text = '', words = ' ', forgotten_rev = ? WHERE seq = ?",
+            "UPDATE engine_items SET text = '', words = ' ', same_key = NULL, forgotten_rev = ? "
+            "WHERE seq = ?",
             [head, seq],
         )
         cursor.run("DELETE FROM engine_vectors WHERE item_seq = ?", [seq])
@@ -252,9 +333,9 @@ def mark_kept(cursor: Cursor, soul: str, memory: Memory, keep: bool) -> None:
 
 
 def member_items(cursor: Cursor, soul: str, member: str) -> list[tuple[int, str]]:
-    """``(seq, id)`` of every live item ``member`` said, oldest first."""
+    """``(seq, id)`` of every kept item ``member`` said (current or replaced), oldest first."""
     rows = cursor.run(
-        f"SELECT seq, id FROM engine_items WHERE soul = ? AND owner = ? AND {LIVE} ORDER BY seq",
+        f"SELECT seq, id FROM engine_items WHERE soul = ? AND owner = ? AND {KEPT} ORDER BY seq",
         [soul, member],
     ).all()
     return [(int(seq), item_id) for seq, item_id in rows]

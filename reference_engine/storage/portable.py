@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from reference_engine.embedding import vector_bytes
+from reference_engine.selection import same_words
 from reference_engine.souls import SCOPES, NoOwner
+from reference_engine.storage import truth
 from reference_engine.storage.database import Cursor
 from reference_engine.storage.memories import (
     COLUMNS,
@@ -152,11 +154,13 @@ def add_items(cursor: Cursor, soul: str, items: list[dict[str, Any]]) -> int:
     """Keep ``items`` as they are (ids, times, owners), each with its meaning vector, at one new
     revision; the new head."""
     head = move_head(cursor, soul)
+    before = cursor.run("SELECT max(seq) FROM engine_items WHERE soul = ?", [soul]).one()
+    judged_all = truth.checked_seq(cursor, soul) >= int((before or [0])[0] or 0)
     vectors = vector_bytes([item["text"] for item in items])
     for item, vector in zip(items, vectors, strict=True):
         said_by, source = item["said_by"] or {}, item["source"]
         row = cursor.run(
-            f"{INSERT_ITEM} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            f"{INSERT_ITEM} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
             [
                 item["id"],
                 soul,
@@ -169,6 +173,7 @@ def add_items(cursor: Cursor, soul: str, items: list[dict[str, Any]]) -> int:
                 source.get("conversation"),
                 source.get("message"),
                 source.get("tool_use"),
+                same_words(item["text"]),
                 head,
             ],
         ).one()
@@ -188,4 +193,7 @@ def add_items(cursor: Cursor, soul: str, items: list[dict[str, Any]]) -> int:
                 "INSERT INTO engine_items_fts (rowid, text) VALUES (?, ?)", [seq, item["text"]]
             )
         cursor.run(INSERT_VECTOR, [seq, soul, vector])
+    if judged_all:  # what an import brings was judged where it came from: not judged again
+        after = cursor.run("SELECT max(seq) FROM engine_items WHERE soul = ?", [soul]).one()
+        truth.mark_checked(cursor, soul, int((after or [0])[0] or 0))
     return head

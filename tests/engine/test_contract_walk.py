@@ -28,6 +28,14 @@ BODIES: dict[str, dict[str, Any]] = {
     "wakeBrief": {"soul": "pippa", "wake": {"kind": "soul_stream", "id": "w1"}},
     "bundle": {"soul": "pippa", "job": {"id": "j1", "name": "Digest"}, "revision": None},
     "rescopeItem": {"viewer": "7", "scope": "household"},
+    "addItem": {
+        "viewer": "7",
+        "name": "Alice",
+        "text": "The walk adds a note.",
+        "scope": "private",
+    },
+    "correctItem": {"viewer": "7", "name": "Alice", "text": "The walk corrects a note."},
+    "restoreItem": {"viewer": "7"},
     "importItems": {
         "items": [
             {

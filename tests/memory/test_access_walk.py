@@ -109,6 +109,25 @@ PLUGIN_ROUTES: dict[str, Route] = {
         "post",
         lambda world: {"soul": "pippa", "keep": "true"},
     ),
+    # Correcting and restoring follow forgetting's rule: the sayer, or a manager for household.
+    "memory-correct": Route(
+        household_wide(allowed=REDIRECT),
+        memory("page_correct", "/memory/items/{id}/correct/"),
+        "post",
+        lambda world: {"soul": "pippa", "text": "The neighbour's memory, corrected."},
+    ),
+    "memory-restore": Route(
+        household_wide(allowed=REDIRECT),
+        memory("page_restore", "/memory/items/{id}/restore/"),
+        "post",
+        lambda world: {"soul": "pippa"},
+    ),
+    "memory-add": Route(
+        signed_in(member=REDIRECT),
+        lambda world, role: "/memory/add/",
+        "post",
+        lambda world: {"soul": "pippa", "text": "A memory the walk adds.", "scope": "private"},
+    ),
     "memory-preference": Route(
         signed_in(member=REDIRECT),
         lambda world, role: "/memory/preference/",
@@ -180,7 +199,14 @@ def world(
     neighbour, leaver = make_user("neighbour"), make_user("leaver")
     memories = {
         key: add_memory(memory_on, f"The neighbour's {key} memory.", by=neighbour)
-        for key in ("page_forget", "page_scope", "page_keep", "api_forget")
+        for key in (
+            "page_forget",
+            "page_scope",
+            "page_keep",
+            "page_correct",
+            "page_restore",
+            "api_forget",
+        )
     }
     add_memory(memory_on, "The leaver's note.", scope="private", by=leaver)
     conversation = make_conversation(viewer=users["member"], title="A member's private title")

@@ -34,6 +34,10 @@ CALLS = [
     ("post", "/v1/souls/{soul}/members/{member}/forget", "200", contract.FORGOTTEN_MEMBER),
     ("get", "/v1/souls/{soul}/export", "200", contract.EXPORT_PAGE),
     ("post", "/v1/souls/{soul}/import", "200", contract.IMPORTED),
+    ("get", "/v1/souls/{soul}/items/{id}", "200", contract.ITEM_FOUND),
+    ("post", "/v1/souls/{soul}/items", "201", contract.ITEM_FOUND),
+    ("post", "/v1/souls/{soul}/items/{id}/correct", "200", contract.ITEM_FOUND),
+    ("post", "/v1/souls/{soul}/items/{id}/restore", "200", contract.ITEM_FOUND),
 ]
 
 
@@ -101,6 +105,10 @@ def test_the_memory_item_is_documented_as_the_client_enforces_it() -> None:
     documented = OPENAPI["components"]["schemas"]["Item"]
 
     assert same_fields(documented, contract.ITEM, "Item") == []
+    kept = OPENAPI["components"]["schemas"]["KeptItem"]
+    assert same_fields(kept, contract.KEPT_ITEM, "KeptItem") == []
+    outcomes = contract.DECISION["properties"]["outcome"]["enum"]
+    assert kept["properties"]["decision"]["properties"]["outcome"]["enum"] == outcomes
     assert (
         resolve(documented["properties"]["scope"])["enum"]
         == contract.ITEM["properties"]["scope"]["enum"]

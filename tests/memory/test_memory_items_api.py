@@ -389,6 +389,9 @@ def engine_item(item_id: str, text: str, *, scope: str, member: str | None) -> d
         "said_by": said_by,
         "source": {"conversation": None, "message": None, "tool_use": None},
         "keep": False,
+        "supersedes": None,
+        "superseded_by": None,
+        "decision": None,
     }
 
 
