@@ -21,6 +21,7 @@ from reference_engine.storage.memories import (
     INSERT_VECTOR,
     LIVE,
     memory_of,
+    same_memory,
     word_column,
 )
 from reference_engine.storage.revisions import move_head, revision_name
@@ -87,8 +88,10 @@ def import_items(
     """Keep each of ``items`` (the contract's item shape) not kept yet, by its id, with its text,
     time, scope, owner, source and keep mark, at one new revision of ``soul``.
 
-    An id already kept by ``soul`` with the same text is left as it is (``present``); an id it
-    forgot stays forgotten (``forgotten``). :class:`ImportConflict` for an id kept with another
+    An id already kept by ``soul`` with the same text is left as it is (``present``), and so is an
+    item whose words (case, spacing and end punctuation aside) a current memory of the same owner
+    in the same scope holds already, as a remember of them would be; an id it forgot stays
+    forgotten (``forgotten``). :class:`ImportConflict` for an id kept with another
     text or by another soul, or named twice with two texts; :class:`NoOwner` for a private item
     no member said. Raised before anything is written, so the caller's transaction keeps nothing.
     With ``write`` False, only the checks run and the counts are what a write would do. ``floor``
@@ -116,7 +119,18 @@ def import_items(
             raise ImportConflict(item_id, "is kept here with another text")
         else:
             present += 1
-    fresh = [item for item_id, item in wanted.items() if item_id not in kept]
+    fresh, words_seen = [], set()
+    for item_id, item in wanted.items():
+        if item_id in kept:
+            continue
+        owner = (item["said_by"] or {}).get("member")
+        words = (same_words(item["text"]), item["scope"], owner or "")
+        said = same_memory(cursor, soul, text=item["text"], scope=item["scope"], owner=owner)
+        if words in words_seen or said is not None:
+            present += 1  # the same words of the same owner in the same scope: one memory
+            continue
+        words_seen.add(words)
+        fresh.append(item)
     if fresh and write:
         raise_head(cursor, soul, floor)
         add_items(cursor, soul, fresh)

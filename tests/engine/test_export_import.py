@@ -119,6 +119,45 @@ def test_import_adds_by_id_once_and_a_second_run_doubles_nothing(
     assert "m-import-1" not in {i["id"] for i in mine.json()["items"]}  # still Alice's only
 
 
+def test_an_import_keeps_the_same_words_of_one_owner_in_one_scope_once(
+    durable_engine: ReferenceEngine,
+) -> None:
+    """A fresh engine seeded with the demo memories, then an export of the old one imported: the
+    words it keeps already are one memory each, as a remember of them would be; the same words of
+    another owner or in another scope stay their own."""
+    url = durable_engine.url
+    send(url, turn_event("The household's tea is in the blue tin.", ALICE, scope="household"))
+
+    def item(n: int, text: str, scope: str, said_by: Any) -> dict[str, Any]:
+        return {
+            "id": f"m-old-{n}",
+            "text": text,
+            "at": "2025-01-01T10:00:00Z",
+            "scope": scope,
+            "said_by": said_by,
+            "source": {"conversation": None, "message": None, "tool_use": None},
+            "keep": False,
+            "history": [],
+        }
+
+    answer = imported(
+        url,
+        [
+            item(1, "the household's TEA is in the blue tin", "household", ALICE),  # kept already
+            item(2, "The household's tea is in the blue tin.", "private", ALICE),  # another scope
+            item(3, "The household's tea is in the blue tin.", "household", BOB),  # another owner
+            item(4, "Bob plays chess", "household", BOB),
+            item(5, "Bob plays chess!", "household", BOB),  # the same words twice in one batch
+        ],
+    )
+
+    assert answer.status_code == 200, answer.text
+    assert (answer.json()["added"], answer.json()["present"]) == (3, 2)
+    kept = {m.id for m in durable_engine.state.souls["pippa"].memories}
+    assert {"m-old-2", "m-old-3", "m-old-4"} <= kept
+    assert not {"m-old-1", "m-old-5"} & kept
+
+
 def test_a_conflicting_batch_is_400_naming_the_item_and_keeps_nothing(
     durable_engine: ReferenceEngine,
 ) -> None:
