@@ -13,11 +13,13 @@ ingest in events per second while the thinker works.
 
 import base64
 import json
+import multiprocessing
 import random
 import re
-import threading
 import time
 import uuid
+from concurrent.futures import ProcessPoolExecutor
+from types import SimpleNamespace
 from typing import Any
 
 import requests
@@ -175,25 +177,38 @@ def members() -> list[Any]:
     ]
 
 
+def post_remembers(url: str, said: list[tuple[int, str, str]]) -> None:
+    """Post one remember event for each ``(member id, name, text)``, in order (a client process)."""
+    session = requests.Session()
+    session.headers.update({"Authorization": f"Bearer {TOKEN}", "X-Memory-Contract": "3"})
+    for pk, name, text in said:
+        send(session, url, SimpleNamespace(pk=pk, first_name=name), text)
+
+
 def ingest_rate(url: str, people: list[Any], count: int) -> float:
-    """Remembers per second through /v1/events from four clients while the thinker works."""
+    """Remembers per second through /v1/events from four clients while the thinker works. The
+    clients are processes of their own, so the engine in this process is not sharing its
+    interpreter with them."""
     per = count // 4
-
-    def client(n: int) -> None:
-        session = requests.Session()
-        session.headers.update({"Authorization": f"Bearer {TOKEN}", "X-Memory-Contract": "3"})
-        for i in range(per):
-            member = people[(n + i) % len(people)]
-            words = " ".join(random.Random(n * 100_000 + i).sample(WORDS, 4))
-            send(session, url, member, f"{member.first_name} listed {words}.")
-
-    started = time.perf_counter()
-    threads = [threading.Thread(target=client, args=(n,)) for n in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return per * 4 / (time.perf_counter() - started)
+    shares = [
+        [
+            (
+                people[(n + i) % len(people)].pk,
+                people[(n + i) % len(people)].first_name,
+                f"{people[(n + i) % len(people)].first_name} listed "
+                + " ".join(random.Random(n * 100_000 + i).sample(WORDS, 4))
+                + ".",
+            )
+            for i in range(per)
+        ]
+        for n in range(4)
+    ]
+    with ProcessPoolExecutor(4, mp_context=multiprocessing.get_context("spawn")) as clients:
+        list(clients.map(post_remembers, [url] * 4, [[share[0]] for share in shares]))  # warm
+        started = time.perf_counter()
+        list(clients.map(post_remembers, [url] * 4, [share[1:] for share in shares]))
+        elapsed = time.perf_counter() - started
+    return (per - 1) * 4 / elapsed
 
 
 def main() -> None:
@@ -311,7 +326,8 @@ def report(
         f"{rate:,.0f} events/s",
         target="at least 300 events/s",
         met=rate >= 300,
-        what=what + "; four clients sending remembers through /v1/events at once",
+        what=what + "; four client processes sending remembers through /v1/events at once to "
+        "the engine, whose thinker decides them meanwhile",
         section=SECTION,
     )
 
