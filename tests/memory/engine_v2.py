@@ -71,13 +71,15 @@ def version_2(schema: dict[str, Any], *added: str) -> dict[str, Any]:
 
 def version_2_items(schema: dict[str, Any]) -> dict[str, Any]:
     """A contract schema whose items (``item``, or a list of ``items``) are version 2 items:
-    without ``keep`` (nor a recalled item's ``matched_by``), which version 3 added."""
+    without ``keep``, a kept item's ``supersedes``, ``superseded_by`` and ``decision``, or a
+    recalled item's ``matched_by``, which version 3 added."""
     item = version_2(contract.ITEM, "keep")
+    items_of_3 = (contract.ITEM, contract.KEPT_ITEM)
     properties = dict(schema["properties"])
-    if properties.get("item") is contract.ITEM:
+    if properties.get("item") in items_of_3:
         properties["item"] = item
     listed = properties.get("items")
-    if isinstance(listed, dict) and listed.get("items") is contract.ITEM:
+    if isinstance(listed, dict) and listed.get("items") in items_of_3:
         properties["items"] = {**listed, "items": item}
     if isinstance(listed, dict) and listed.get("items") is contract.RECALL_ITEM:
         properties["items"] = {**listed, "items": version_2(item, "matched_by")}

@@ -56,6 +56,7 @@ class KeepingEngine:
         self.items.append(
             {"id": item_id, "text": text, "at": at, "scope": scope, "said_by": said_by}
             | {"source": source, "keep": keep}
+            | {"supersedes": None, "superseded_by": None, "decision": None}
         )
         self.revision += 1
         return item_id
