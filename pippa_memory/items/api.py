@@ -1,6 +1,9 @@
 """The memory page as JSON: ``/api/memory/items/`` (list and search, with what a new chat of the
 member's carries), ``.../items/<id>/`` (DELETE forgets, PATCH changes the scope or the *keep in
-every chat* mark) and, for a memory manager, ``.../members/<member>/forget/``.
+every chat* mark) and, for a memory manager, ``.../members/<member>/forget/``. Each item carries
+what it replaced (``supersedes``), ``superseded_by`` and the stored ``decision`` (contract v3);
+the listing's first page also carries the replaced memories that show under no current one.
+Adding, correcting and restoring are :mod:`pippa_memory.items.truth_api`.
 
 Session-authenticated with CSRF like the rest of the API, errors in its one shape. Each view is
 one call into :mod:`pippa_memory.items.services`; its refusals keep their code and status (``not_found``
