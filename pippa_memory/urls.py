@@ -3,14 +3,24 @@
 from django.urls import path
 
 from pippa_memory.brain.views import BrainDoorView
-from pippa_memory.items import api, conversation_api
+from pippa_memory.items import api, conversation_api, truth_api
 from pippa_memory.portability.download_api import MemoryDownloadView
 
 urlpatterns = [
     path("brain/", BrainDoorView.as_view(), name="brain-door"),
-    path("items/", api.ItemListView.as_view(), name="api-memory-items"),
+    path("items/", truth_api.ItemsView.as_view(), name="api-memory-items"),
     path("export/", MemoryDownloadView.as_view(), name="api-memory-export"),
     path("items/<str:item_id>/", api.ItemView.as_view(), name="api-memory-item"),
+    path(
+        "items/<str:item_id>/correct/",
+        truth_api.CorrectView.as_view(),
+        name="api-memory-item-correct",
+    ),
+    path(
+        "items/<str:item_id>/restore/",
+        truth_api.RestoreView.as_view(),
+        name="api-memory-item-restore",
+    ),
     path(
         "conversations/<uuid:conversation_id>/",
         conversation_api.ConversationMemoryView.as_view(),

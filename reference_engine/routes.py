@@ -138,12 +138,18 @@ def route_item(call: Call, soul: str, id: str) -> Answer:  # noqa: A002 - the co
 
 
 def route_items(call: Call, soul: str) -> Answer:
+    """The current items the viewer may see; version 3's ``replaced=orphaned``: the replaced
+    items no current memory they see replaced (forgotten, replaced again, or not theirs to see)."""
+    replaced = call.query.get("replaced")
+    if replaced is not None and not call.v3:
+        raise Refusal(400, "invalid_request", "replaced needs contract version 3.")
     listing = call.state.items(
         soul,
         viewer=call.query_viewer(),
         q=call.query.get("q", ""),
         limit=call.query.get("limit", 20),
         cursor=call.query.get("cursor", ""),
+        orphaned=replaced == "orphaned",
     )
     return 200, for_version(call, listing), {}
 

@@ -150,9 +150,17 @@ class EngineState:
 
     # -- management ---------------------------------------------------------------------------
     def items(
-        self, soul: str, *, viewer: str | None, q: str = "", limit: int = 20, cursor: str = ""
+        self,
+        soul: str,
+        *,
+        viewer: str | None,
+        q: str = "",
+        limit: int = 20,
+        cursor: str = "",
+        orphaned: bool = False,
     ) -> dict[str, Any]:
-        """One page of the items ``viewer`` may see, newest first, holding every word of ``q``.
+        """One page of the items ``viewer`` may see, newest first, holding every word of ``q``:
+        current items, or with ``orphaned`` replaced items no current memory they see replaced.
 
         ``cursor`` is a previous page's ``next``; a cursor this engine never gave is a
         :class:`BadCursor`, and a limit outside 1..100 a ValueError.
@@ -162,7 +170,13 @@ class EngineState:
         before = cursor_position(cursor)
         with self.database.read() as db:
             found = rows.page_of_items(
-                db, soul, viewer=viewer, words=words_of(q), before=before, limit=limit + 1
+                db,
+                soul,
+                viewer=viewer,
+                words=words_of(q),
+                before=before,
+                limit=limit + 1,
+                orphaned=orphaned,
             )
             head = revision_name(head_number(db, soul))
             page = found[:limit]

@@ -1,6 +1,9 @@
 """The memory page as JSON: ``/api/memory/items/`` (list and search, with what a new chat of the
 member's carries), ``.../items/<id>/`` (DELETE forgets, PATCH changes the scope or the *keep in
-every chat* mark) and, for a memory manager, ``.../members/<member>/forget/``.
+every chat* mark) and, for a memory manager, ``.../members/<member>/forget/``. Each item carries
+what it replaced (``supersedes``), ``superseded_by`` and the stored ``decision`` (contract v3);
+the listing's first page also carries the replaced memories that show under no current one.
+Adding, correcting and restoring are :mod:`pippa_memory.items.truth_api`.
 
 Session-authenticated with CSRF like the rest of the API, errors in its one shape. Each view is
 one call into :mod:`pippa_memory.items.services`; its refusals keep their code and status (``not_found``
@@ -79,6 +82,31 @@ class SourceSerializer(serializers.Serializer):
     tool_use = serializers.CharField(allow_null=True)
 
 
+class SupersedesSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    text = serializers.CharField()
+    at = serializers.CharField(help_text="When it was replaced.")
+
+
+class SupersededBySerializer(serializers.Serializer):
+    id = serializers.CharField()
+    at = serializers.CharField(help_text="When it was replaced.")
+
+
+class DecisionSerializer(serializers.Serializer):
+    """The last decision about the memory: the brain door's, or a member's own."""
+
+    choice = serializers.CharField(allow_null=True)
+    confidence = serializers.FloatField(allow_null=True, min_value=0, max_value=1)
+    reason = serializers.CharField()
+    brain_call = serializers.CharField(allow_null=True, help_text="The door call's webhook id.")
+    judged_by = serializers.CharField(help_text="The vessel that judged it, or the member.")
+    outcome = serializers.ChoiceField(
+        choices=["replaced", "adds nothing", "kept both", "door failed", "corrected", "restored"]
+    )
+    at = serializers.CharField()
+
+
 class ItemSerializer(serializers.Serializer):
     """An item in the engine's shape, with what the viewer may do and the link to its turn."""
 
@@ -95,6 +123,16 @@ class ItemSerializer(serializers.Serializer):
     may_keep = serializers.BooleanField(help_text="The viewer may mark or unmark it.")
     in_new_chats = serializers.BooleanField(help_text="A chat the viewer began now would carry it.")
     turn_url = serializers.CharField(allow_null=True, help_text="Only for the viewer's own chats.")
+    supersedes = SupersedesSerializer(
+        allow_null=True, help_text="The memory this one replaced, when the viewer may see it."
+    )
+    superseded_by = SupersededBySerializer(
+        allow_null=True, help_text="Set: a newer memory the viewer sees replaced this one."
+    )
+    decision = DecisionSerializer(allow_null=True)
+    may_correct = serializers.BooleanField(
+        help_text="The viewer may correct it, or restore it (or what it replaced)."
+    )
 
 
 class MemberCountSerializer(serializers.Serializer):
@@ -122,6 +160,12 @@ class ListingSerializer(serializers.Serializer):
     )
     members = MemberCountSerializer(
         many=True, allow_null=True, help_text="Memory managers only: counts, never text."
+    )
+    replaced = ItemSerializer(
+        many=True,
+        help_text="First page only (no cursor): up to 20 replaced memories matching q that show "
+        "under no current memory (what replaced them was forgotten, replaced in turn or is no "
+        "longer shared with the viewer), so they can be restored.",
     )
 
 
@@ -196,6 +240,10 @@ def item_json(
         "may_keep": services.may_keep(user, item),
         "in_new_chats": new_chats is not None and item.id in new_chats.carries,
         "turn_url": turn_url,
+        "supersedes": item.supersedes,
+        "superseded_by": item.superseded_by,
+        "decision": item.decision,
+        "may_correct": services.may_forget(user, item),
     }
 
 
@@ -249,6 +297,12 @@ class ItemListView(APIView):
                 q=query.validated_data.get("q", ""),
                 cursor=query.validated_data.get("cursor", ""),
             )
+            q = query.validated_data.get("q", "")
+            orphans = (
+                []
+                if query.validated_data.get("cursor")
+                else services.fetch_orphaned(soul=soul, user=user, q=q)
+            )
             members = (
                 services.fetch_member_counts(soul=soul, user=user)
                 if services.may_manage(user)
@@ -256,7 +310,7 @@ class ItemListView(APIView):
             )
         except services.MemoryRefusal as refusal:
             return refusal_response(refusal)
-        urls = own_turn_urls(user=user, items=listing.items)
+        urls = own_turn_urls(user=user, items=[*listing.items, *orphans])
         carried = new_chat_memory(soul=soul, user=user)
         new_chats = None
         if carried is not None:
@@ -269,6 +323,7 @@ class ItemListView(APIView):
                 "items": [item_json(request, i, urls.get(i.id), carried) for i in listing.items],
                 "next": listing.next,
                 "members": None if members is None else [vars(m) for m in members],
+                "replaced": [item_json(request, i, urls.get(i.id)) for i in orphans],
             }
         )
 

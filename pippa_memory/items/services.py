@@ -298,6 +298,22 @@ def fetch_items_page(
     return ItemsPage(items=items, next=following, revision=data["revision"])
 
 
+def fetch_orphaned(
+    *, soul: Soul, user: AbstractBaseUser, q: str = "", limit: int = PAGE_SIZE
+) -> list[MemoryItem]:
+    """The newest ``limit`` replaced memories ``user`` may see that no current memory they see
+    replaced (what replaced them was forgotten, replaced in turn, or is not theirs to see), so
+    they show under none; contract v3's ``replaced=orphaned`` listing, checked as any listing."""
+    viewer = member_id(user)
+    query = {"viewer": viewer, "q": checked_query(q), "limit": str(limit), "replaced": "orphaned"}
+    data = ask_engine(
+        "GET", f"{soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS
+    )
+    visible = visible_items(soul=soul, viewer=viewer, items=data["items"])
+    gone = tombstoned_items(soul_id=soul.pk, viewer=viewer, items=[item["id"] for item in visible])
+    return [MemoryItem.from_engine(item) for item in visible if item["id"] not in gone]
+
+
 def checked_query(q: str) -> str:
     """``q`` if it may be passed on as a search; :class:`MemoryRefusal` ``invalid`` (400) for one
     over :data:`QUERY_LENGTH` characters or holding a control character (a NUL no database can

@@ -114,6 +114,22 @@ def item_rows(
     ]
 
 
+def orphan_rows(request: HttpRequest, soul: Soul, q: str) -> list[dict[str, object]]:
+    """The replaced memories the member may see that show under no current memory (what
+    replaced them is forgotten, replaced in turn, or no longer theirs to see), with Restore for
+    who may restore each."""
+    user = request.user
+    return [
+        {
+            "item": item,
+            "said": said_words(user, item, soul_name=soul.name),
+            "may_correct": services.may_forget(user, item),
+            "replaced_in_turn": item.superseded_by is not None,
+        }
+        for item in services.fetch_orphaned(soul=soul, user=user, q=q)
+    ]
+
+
 def replaced_on(item: services.MemoryItem) -> str:
     """The day the memory this one replaced was replaced (``3 May``), or ``""``."""
     at = (item.supersedes or {}).get("at") or ""
@@ -159,6 +175,8 @@ def memory_page(request: HttpRequest) -> HttpResponse:
             new_chats = new_chat_memory(request, soul)
             rows = item_rows(request, listing, soul, new_chats)
             context.update(rows=rows, next=listing.next, new_chats=new_chats)
+            if not cursor:
+                context["orphans"] = orphan_rows(request, soul, q)
             if context["may_manage"]:
                 context["members"] = services.fetch_member_counts(soul=soul, user=request.user)
         except services.MemoryRefusal as refusal:

@@ -25,6 +25,14 @@ bundles, listings and exports hold)."""
 KEPT = "forgotten_rev IS NULL"
 """An item whose words are still kept: current, or replaced and still in history."""
 VISIBLE = "(scope = 'household' OR owner = ?)"  # owner = NULL is never true
+ORPHANED = (
+    "forgotten_rev IS NULL AND superseded_rev IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+    "engine_items n WHERE n.seq = engine_items.superseded_by AND n.forgotten_rev IS NULL "
+    "AND n.superseded_rev IS NULL AND (n.scope = 'household' OR n.owner = ?))"
+)
+"""A replaced item that no current memory the viewer (the one parameter) sees replaced: what
+replaced it was since forgotten, was itself replaced, or is no longer visible to them. Such an
+item shows under no current memory, so it is listed on its own to be restored."""
 
 
 INSERT_ITEM = (
@@ -349,10 +357,13 @@ def page_of_items(
     words: set[str],
     before: int | None,
     limit: int,
+    orphaned: bool = False,
 ) -> list[Memory]:
-    """Up to ``limit`` items ``viewer`` may see holding every one of ``words``, newest first."""
-    sql = f"SELECT {COLUMNS} FROM engine_items WHERE soul = ? AND {LIVE} AND {VISIBLE}"
-    params: list[Any] = [soul, viewer]
+    """Up to ``limit`` items ``viewer`` may see holding every one of ``words``, newest first:
+    current items, or with ``orphaned`` the replaced items :data:`ORPHANED` names."""
+    which = ORPHANED if orphaned else LIVE
+    sql = f"SELECT {COLUMNS} FROM engine_items WHERE soul = ? AND {which} AND {VISIBLE}"
+    params: list[Any] = [soul, *([viewer] if orphaned else []), viewer]
     if before is not None:
         sql += " AND seq < ?"
         params.append(before)

@@ -210,7 +210,8 @@ def truth_of(cursor: Cursor, seqs: list[int], *, viewer: str | None) -> dict[int
     decisions = cursor.run(
         "SELECT d.new_seq, d.old_seq, d.choice, d.confidence, d.reason, d.brain_call, "
         "d.judged_by, d.outcome, d.at FROM engine_decisions d "
-        f"WHERE d.new_seq IN ({marks}) OR d.old_seq IN ({marks}) ORDER BY d.at, d.id",  # noqa: S608
+        f"WHERE d.new_seq IN ({marks}) OR d.old_seq IN ({marks}) "  # noqa: S608
+        "ORDER BY d.at, COALESCE(d.rev, 0), d.id",
         [*seqs, *seqs],
     ).all()
     for row in decisions:

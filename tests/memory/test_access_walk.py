@@ -146,6 +146,19 @@ PLUGIN_ROUTES: dict[str, Route] = {
     "api-memory-item": Route(
         MANAGERS_ONLY_API, memory("api_forget", "/api/memory/items/{id}/?soul=pippa"), "delete"
     ),
+    # Correcting and restoring follow forgetting's rule, as on the page.
+    "api-memory-item-correct": Route(
+        MANAGERS_ONLY_API,
+        memory("api_correct", "/api/memory/items/{id}/correct/?soul=pippa"),
+        "post",
+        lambda world: {"text": "The neighbour's memory, corrected by the API."},
+        json=True,
+    ),
+    "api-memory-item-restore": Route(
+        MANAGERS_ONLY_API,
+        memory("api_restore", "/api/memory/items/{id}/restore/?soul=pippa"),
+        "post",
+    ),
     # One conversation's memory: its member's alone; anyone else is told there is no such chat.
     "api-memory-conversation": Route(
         OWN_CHAT_ONLY, lambda world, role: f"/api/memory/conversations/{world.conversation.pk}/"
@@ -206,6 +219,8 @@ def world(
             "page_correct",
             "page_restore",
             "api_forget",
+            "api_correct",
+            "api_restore",
         )
     }
     add_memory(memory_on, "The leaver's note.", scope="private", by=leaver)

@@ -55,9 +55,9 @@ def exercise_every_operation(
 
     seen: dict[int, int] = {}
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert (
-        len(operations) == 7
-    )  # the items, one item (2), a member, a chat's memory (2), the download
+    # The items (list, add), one item (forget, change), correct, restore, a member, a chat's
+    # memory (2), the download.
+    assert len(operations) == 10
     for operation in operations:
         strategy = st.one_of(
             operation.as_strategy(generation_mode=GenerationMode.POSITIVE),
