@@ -1,8 +1,8 @@
 """A soul's whole memory moved between engines (contract v3): read out in pages, taken in by
 batches.
 
-:func:`export_page` answers every live memory of a soul, whoever said it and in whatever scope,
-oldest first, with its history; it is for the household's admin (through the plug-in's
+:func:`export_page` answers every memory of a soul (current, and replaced by a newer one),
+whoever said it and in whatever scope, oldest first, with its history; it is for the household's admin (through the plug-in's
 ``manage.py memory_export``), never for a member. :func:`import_batch` takes a batch of items in
 one transaction, idempotently by id (:mod:`.storage.portable`), so an import cut off half-way is
 finished by running it again, with nothing doubled.
@@ -30,7 +30,7 @@ def export_page(state: EngineState, soul: str, *, after: str, limit: int) -> dic
     with state.database.read() as cursor:
         found = portable.export_page(cursor, soul, after=start or 0, limit=limit + 1)
         row = cursor.run(
-            "SELECT COUNT(*) FROM engine_items WHERE soul = ? AND forgotten_rev IS NULL", [soul]
+            f"SELECT COUNT(*) FROM engine_items WHERE soul = ? AND {portable.EXPORTED}", [soul]
         ).one()
         head = revision_name(head_number(cursor, soul))
     page = found[:limit]

@@ -150,6 +150,7 @@ EXPORT_ITEM: dict[str, Any] = all_required(
                 {"revision": REVISION, "change": {"enum": ["scope", "keep"]}, "to": {}}
             ),
         },
+        "superseded_by": {"oneOf": [{"type": "null"}, all_required({"id": TEXT, "at": TEXT})]},
     }
 )
 """An item as an export carries it: the item's shape and its changes by revision in the engine it

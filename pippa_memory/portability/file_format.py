@@ -68,7 +68,10 @@ def line(value: dict[str, Any]) -> str:
 
 def memory_line(item: dict[str, Any]) -> dict[str, Any]:
     """A memory line's fields, taken from an engine's item (export item or listing item)."""
-    names = ("id", "text", "at", "scope", "said_by", "source", "keep", "history", "yours")
+    names = (
+        *("id", "text", "at", "scope", "said_by", "source", "keep", "history"),
+        *("superseded_by", "yours"),
+    )
     found = {name: item[name] for name in names if name in item}
     if item.get("supersedes"):
         found["supersedes"] = item["supersedes"]
@@ -136,6 +139,7 @@ def checked_file(path: Path, *, soul: str) -> CheckedFile:
     """Check the whole soul export at ``path`` for ``soul``; :class:`BadExportFile` naming the
     line for the first thing wrong. Memory held: one digest per id, never the texts."""
     found, seen = CheckedFile(), {}
+    replaced: dict[str, tuple[int, str]] = {}  # item id: (its line, the id that replaced it)
     top: dict[str, Any] | None = None
     try:
         for number, text, last in numbered_lines(path):
@@ -154,6 +158,8 @@ def checked_file(path: Path, *, soul: str) -> CheckedFile:
                     "another text; one id is one memory."
                 )
             found.count += 1
+            if memory.get("superseded_by"):
+                replaced[memory["id"]] = (number, memory["superseded_by"]["id"])
             if memory["scope"] == "private":
                 if memory["said_by"] is None:
                     raise BadExportFile(
@@ -166,6 +172,12 @@ def checked_file(path: Path, *, soul: str) -> CheckedFile:
     if top is None:
         raise BadExportFile("The file is empty: it has no header line.")
     found.revision = top["revision"]
+    for item_id, (number, by) in replaced.items():
+        if by not in seen:
+            raise BadExportFile(
+                f"Line {number}: item {item_id!r} was replaced by {by!r}, which the file does not "
+                "hold; a soul export holds every memory that replaced another."
+            )
     if found.count != top["count"]:
         raise BadExportFile(
             f"The header says {top['count']} memories but the file holds {found.count}: it was "

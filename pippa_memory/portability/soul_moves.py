@@ -118,11 +118,34 @@ def unknown_members(owners: dict[str, int]) -> dict[str, int]:
     return {owner: n for owner, n in owners.items() if owner not in known}
 
 
+def in_import_order(path: Path) -> Iterator[dict[str, Any]]:
+    """The file's memories, current ones first as they stand, then those a newer memory replaced,
+    each after the memory that replaced it (the engine takes a replaced memory only once what
+    replaced it is kept). Only the replaced ones are held in memory."""
+    replaced: list[dict[str, Any]] = []
+    sent: set[str] = set()
+    for memory in file_format.memories_of(path):
+        if memory.get("superseded_by"):
+            replaced.append(memory)
+        else:
+            sent.add(memory["id"])
+            yield memory
+    while replaced:
+        ready = [m for m in replaced if m["superseded_by"]["id"] in sent]
+        if not ready:  # names a memory the file lacks: the engine refuses it, naming it
+            yield from replaced
+            return
+        for memory in ready:
+            sent.add(memory["id"])
+            yield memory
+        replaced = [m for m in replaced if m["id"] not in sent]
+
+
 def batches(path: Path) -> Iterator[list[dict[str, Any]]]:
-    """The file's memories in batches the engine takes (by count and by size)."""
+    """The file's memories in batches the engine takes (by count and by size), in import order."""
     batch: list[dict[str, Any]] = []
     size = 0
-    for memory in file_format.memories_of(path):
+    for memory in in_import_order(path):
         weight = len(json.dumps(memory, ensure_ascii=False).encode("utf-8"))
         if batch and (len(batch) >= BATCH_ITEMS or size + weight > BATCH_BYTES):
             yield batch

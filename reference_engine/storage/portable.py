@@ -19,7 +19,6 @@ from reference_engine.storage.memories import (
     COLUMNS,
     INSERT_ITEM,
     INSERT_VECTOR,
-    LIVE,
     memory_of,
     same_memory,
     word_column,
@@ -46,17 +45,49 @@ class Imported:
     forgotten: int
 
 
+EXPORTED = (
+    "forgotten_rev IS NULL AND (superseded_rev IS NULL OR EXISTS (SELECT 1 FROM engine_items n "
+    "WHERE n.seq = engine_items.superseded_by AND n.forgotten_rev IS NULL))"
+)
+"""What an export carries: every memory not forgotten, current or replaced by one that is not
+forgotten either (a replaced memory whose replacement was forgotten stays with this engine)."""
+
+
 def export_page(cursor: Cursor, soul: str, *, after: int, limit: int) -> list[dict[str, Any]]:
-    """Up to ``limit`` live items of ``soul`` after sequence number ``after``, oldest first, each
-    in the contract's item shape with ``seq`` (for the next cursor) and its ``history``."""
+    """Up to ``limit`` items of ``soul`` after sequence number ``after`` (:data:`EXPORTED`), oldest
+    first, each in the contract's item shape with ``seq`` (for the next cursor), its ``history``
+    and ``superseded_by`` (``{id, at}`` of the newer memory that replaced it, or None)."""
     rows = cursor.run(
-        f"SELECT {COLUMNS} FROM engine_items WHERE soul = ? AND {LIVE} AND seq > ? "
+        f"SELECT {COLUMNS} FROM engine_items WHERE soul = ? AND {EXPORTED} AND seq > ? "
         "ORDER BY seq LIMIT ?",
         [soul, after, limit],
     ).all()
     memories = [memory_of(row) for row in rows]
     changes = history_of(cursor, [m.seq for m in memories])
-    return [{**m.item(), "seq": m.seq, "history": changes.get(m.seq, [])} for m in memories]
+    replaced = replaced_by(cursor, [m.seq for m in memories])
+    return [
+        {
+            **m.item(),
+            "seq": m.seq,
+            "history": changes.get(m.seq, []),
+            "superseded_by": replaced.get(m.seq),
+        }
+        for m in memories
+    ]
+
+
+def replaced_by(cursor: Cursor, seqs: list[int]) -> dict[int, dict[str, str]]:
+    """``{id, at}`` of the memory that replaced each of ``seqs`` that is replaced (``at``: when
+    that memory was said)."""
+    if not seqs:
+        return {}
+    marks = ", ".join("?" * len(seqs))
+    rows = cursor.run(
+        "SELECT o.seq, n.id, n.at FROM engine_items o JOIN engine_items n ON n.seq = o.superseded_by "
+        f"WHERE o.seq IN ({marks}) AND o.superseded_rev IS NOT NULL",  # noqa: S608
+        seqs,
+    ).all()
+    return {int(seq): {"id": item_id, "at": at} for seq, item_id, at in rows}
 
 
 def history_of(cursor: Cursor, seqs: list[int]) -> dict[int, list[dict[str, Any]]]:
@@ -109,6 +140,16 @@ def import_items(
             raise NoOwner(f"Item {item['id']!r} is private but no member said it.")
         wanted[item["id"]] = item
     kept = kept_with_ids(cursor, list(wanted))
+    replacing = {i["superseded_by"]["id"] for i in wanted.values() if i.get("superseded_by")}
+    known = kept_with_ids(cursor, sorted(replacing - set(wanted)))
+    for item in wanted.values():
+        by = (item.get("superseded_by") or {}).get("id")
+        if by is None or by in wanted or not write:  # a check alone cannot see earlier batches
+            continue
+        if by not in known or known[by][0] != soul or known[by][2]:
+            raise ImportConflict(
+                item["id"], f"is replaced by {by!r}, which this soul does not keep: import it first"
+            )
     present = forgotten = 0
     for item_id, (owner_soul, text, gone) in kept.items():
         if owner_soul != soul:
@@ -119,22 +160,55 @@ def import_items(
             raise ImportConflict(item_id, "is kept here with another text")
         else:
             present += 1
-    fresh, words_seen = [], set()
+    fresh: list[dict[str, Any]] = []
+    words_kept: dict[tuple[str, str, str], str] = {}
+    instead: dict[str, str] = {}  # an item left out for the same words: the id that stands for it
     for item_id, item in wanted.items():
         if item_id in kept:
+            continue
+        if item.get("superseded_by"):  # history: never the same fact as a current memory
+            fresh.append(item)
             continue
         owner = (item["said_by"] or {}).get("member")
         words = (same_words(item["text"]), item["scope"], owner or "")
         said = same_memory(cursor, soul, text=item["text"], scope=item["scope"], owner=owner)
-        if words in words_seen or said is not None:
+        stands_for = words_kept.get(words) or (said[1] if said is not None else None)
+        if stands_for is not None:
             present += 1  # the same words of the same owner in the same scope: one memory
+            instead[item_id] = stands_for
             continue
-        words_seen.add(words)
+        words_kept[words] = item_id
         fresh.append(item)
     if fresh and write:
         raise_head(cursor, soul, floor)
-        add_items(cursor, soul, fresh)
+        add_items(cursor, soul, fresh, instead=instead)
     return Imported(added=len(fresh), present=present, forgotten=forgotten)
+
+
+def link_replaced(
+    cursor: Cursor, items: list[dict[str, Any]], head: int, instead: dict[str, str]
+) -> None:
+    """Mark each of ``items`` that names the memory that replaced it as replaced by it (or by the
+    memory kept for it, ``instead``), from the import's revision ``head`` (both are kept by now:
+    checked before anything was written)."""
+    for item in items:
+        by = (item.get("superseded_by") or {}).get("id")
+        if by is None:
+            continue
+        by = instead.get(by, by)
+        row = cursor.run(
+            "SELECT o.seq, n.seq FROM engine_items o, engine_items n WHERE o.id = ? AND n.id = ?",
+            [item["id"], by],
+        ).one()
+        assert row is not None
+        cursor.run(
+            "UPDATE engine_items SET superseded_rev = ?, superseded_by = ? WHERE seq = ?",
+            [head, row[1], row[0]],
+        )
+        cursor.run(
+            "INSERT INTO engine_supersessions (item_seq, rev, by_seq) VALUES (?, ?, ?)",
+            [row[0], head, row[1]],
+        )
 
 
 def kept_with_ids(cursor: Cursor, ids: list[str]) -> dict[str, tuple[str, str, bool]]:
@@ -164,9 +238,12 @@ def raise_head(cursor: Cursor, soul: str, floor: int) -> None:
     )
 
 
-def add_items(cursor: Cursor, soul: str, items: list[dict[str, Any]]) -> int:
+def add_items(
+    cursor: Cursor, soul: str, items: list[dict[str, Any]], *, instead: dict[str, str]
+) -> int:
     """Keep ``items`` as they are (ids, times, owners), each with its meaning vector, at one new
-    revision; the new head."""
+    revision, those that name what replaced them as replaced by it (``instead``: the id kept for
+    one left out for its words); the new head."""
     head = move_head(cursor, soul)
     before = cursor.run("SELECT max(seq) FROM engine_items WHERE soul = ?", [soul]).one()
     judged_all = truth.checked_seq(cursor, soul) >= int((before or [0])[0] or 0)
@@ -207,6 +284,7 @@ def add_items(cursor: Cursor, soul: str, items: list[dict[str, Any]]) -> int:
                 "INSERT INTO engine_items_fts (rowid, text) VALUES (?, ?)", [seq, item["text"]]
             )
         cursor.run(INSERT_VECTOR, [seq, soul, vector])
+    link_replaced(cursor, items, head, instead)
     if judged_all:  # what an import brings was judged where it came from: not judged again
         after = cursor.run("SELECT max(seq) FROM engine_items WHERE soul = ?", [soul]).one()
         truth.mark_checked(cursor, soul, int((after or [0])[0] or 0))

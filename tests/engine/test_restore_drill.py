@@ -17,12 +17,14 @@ from pippa_memory.models import PinRecord
 from reference_engine.server import ReferenceEngine
 from webui.models import Conversation
 
-from .calls import recall
+from .calls import call, recall
 from .conftest import TOKEN
 
 pytestmark = pytest.mark.django_db
 
 QUESTIONS = ["tea", "bins", "chess surprise", "biscuits", "garden watered", "boiler code"]
+LUND = "Our dentist is Dr Lund."
+BERG = "Our dentist is now Dr Berg at the Elm Street clinic."
 
 
 @pytest.fixture
@@ -59,8 +61,27 @@ def remember_a_household(engine: ReferenceEngine, alice: Any, bob: Any) -> None:
     state.remember("pippa", "The garden was watered.")
     kept = state.souls["pippa"].memories[1].id
     state.change_item("pippa", kept, viewer=a, keep=True)
+    state.remember("pippa", LUND, scope="private", member=a, name="Alice")
+    lund = state.souls["pippa"].memories[-1].id
     for n in range(30):  # more than one page and one batch
         state.remember("pippa", f"Tea note {n}: green tea on day {n}.", member=b, name="Bob")
+    corrected = call(
+        engine.url,
+        "POST",
+        f"/v1/souls/pippa/items/{lund}/correct",
+        json={"viewer": a, "text": BERG},
+    )
+    assert corrected.status_code == 200, corrected.text
+
+
+def replaced_pairs(engine: ReferenceEngine) -> list[tuple[str, str, str | None]]:
+    """``(replaced text, the text that replaced it, its owner)`` of every replaced memory."""
+    with engine.database.read() as cursor:
+        rows = cursor.run(
+            "SELECT o.text, n.text, o.owner FROM engine_items o JOIN engine_items n "
+            "ON n.seq = o.superseded_by WHERE o.superseded_rev IS NOT NULL ORDER BY o.seq"
+        ).all()
+    return [tuple(row) for row in rows]
 
 
 def snapshot(engine: ReferenceEngine) -> list[tuple[Any, ...]]:
@@ -94,6 +115,7 @@ def test_export_wipe_import_brings_back_the_same_memory_and_pinned_chats_repin_o
         remember_a_household(old, alice, bob)
         point_memory_at(old)
         before, old_head = snapshot(old), old.state.head("pippa")
+        replaced = replaced_pairs(old)
         asked = first_items(old, [str(alice.pk), str(bob.pk)])
         chat = make_conversation(viewer=alice)
         Conversation.objects.filter(pk=chat.pk).update(
@@ -111,6 +133,9 @@ def test_export_wipe_import_brings_back_the_same_memory_and_pinned_chats_repin_o
         call_command("memory_import", "pippa", str(export))  # again: nothing doubled, no re-pin
 
         assert snapshot(new) == before
+        # the correction moved too: Dr Lund stays replaced by Dr Berg, Alice's, in history only
+        assert replaced_pairs(new) == replaced == [(LUND, BERG, str(alice.pk))]
+        assert LUND not in str(recall(new.url, "dentist", viewer=str(alice.pk)))
         assert first_items(new, [str(alice.pk), str(bob.pk)]) == asked
         assert int(new.state.head("pippa")[1:]) > int(old_head[1:])
         chat.refresh_from_db()

@@ -65,6 +65,11 @@ def test_each_bad_file_is_refused_naming_the_line_and_nothing_is_imported(
         "for soul 'other'": with_header(exported, soul="other"),
         "also on line 2": [*exported, json.dumps({**json.loads(exported[1]), "text": "x"}) + "\n"],
         "member's download": with_header(exported, kind="member"),
+        f"Line 3: item {second['id']!r} was replaced by 'm-not-in-file'": [
+            *exported[:2],
+            json.dumps({**second, "superseded_by": {"id": "m-not-in-file", "at": "2026"}}) + "\n",
+            *exported[3:],
+        ],
     }
     cases["also on line 2"] = with_header(cases["also on line 2"], count=6)
     for words, lines in cases.items():
