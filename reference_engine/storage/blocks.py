@@ -37,15 +37,17 @@ SELECT i.seq, i.text, i.owner, i.forgotten_rev,
             ORDER BY s.rev DESC LIMIT 1), i.scope),
   COALESCE((SELECT k.keep FROM engine_keeps k WHERE k.item_seq = i.seq AND k.rev <= ?
             ORDER BY k.rev DESC LIMIT 1), 0),
-  i.id, i.touched_rev, i.added_rev
+  i.id, i.touched_rev, i.added_rev,
+  COALESCE((SELECT h.by_seq FROM engine_supersessions h WHERE h.item_seq = i.seq
+            AND h.rev <= ? ORDER BY h.rev DESC LIMIT 1), 0)
 FROM engine_items i
-WHERE i.soul = ? AND +i.added_rev <= ? AND (+i.forgotten_rev IS NULL OR +i.forgotten_rev > ?)
-  AND COALESCE((SELECT h.by_seq FROM engine_supersessions h WHERE h.item_seq = i.seq
-                AND h.rev <= ? ORDER BY h.rev DESC LIMIT 1), 0) = 0"""
-"""Items as they were at a revision (current then: not forgotten, not replaced): ``(seq, text,
-owner, forgotten_rev, scope then, keep then, id, touched_rev, added_rev)``.
-The revision tests are kept off the indexes (``+``), so each pool is read newest first from its own
-index, never sorted whole."""
+WHERE i.soul = ? AND +i.added_rev <= ? AND (+i.forgotten_rev IS NULL OR +i.forgotten_rev > ?)"""
+"""Items as they were at a revision: ``(seq, text, owner, forgotten_rev, scope then, keep then,
+id, touched_rev, added_rev, replaced then)``; a row replaced then (the last column is the seq of
+the memory that replaced it, 0 when current) is no candidate (:meth:`Candidates.current`).
+The revision tests are kept off the indexes (``+``) and the replacement is read per row, not
+filtered on, so each pool is read newest first from its own index, never sorted whole (a filter
+on the replacement made PostgreSQL expect few rows and sort the whole soul)."""
 SCOPE_CHANGED_AFTER = (
     "EXISTS (SELECT 1 FROM engine_scopes c WHERE c.item_seq = i.seq AND c.rev > ?)"
 )
@@ -160,11 +162,16 @@ class Candidates:
         self, where: str, params: list[Any], *, limit: int, order: str = "i.seq"
     ) -> list[tuple[Any, ...]]:
         sql = f"{AT_REVISION} AND {where} ORDER BY {order} DESC LIMIT ?"
-        base = [self.rev, self.rev, self.soul, self.rev, self.rev, self.rev]
+        base = [self.rev, self.rev, self.rev, self.soul, self.rev, self.rev]
         return self.cursor.run(sql, [*base, *params, limit]).all()
 
     def visible_then(self, row: tuple[Any, ...]) -> bool:
-        return is_visible(scope=row[4], owner=row[2], viewer=self.viewer)
+        return self.current(row) and is_visible(scope=row[4], owner=row[2], viewer=self.viewer)
+
+    @staticmethod
+    def current(row: tuple[Any, ...]) -> bool:
+        """Whether the row's memory was current at the revision (not replaced then)."""
+        return int(row[9]) == 0
 
     def candidate(self, row: tuple[Any, ...]) -> Candidate:
         """The row as a candidate; a row forgotten since this revision makes the block gone (its
@@ -183,6 +190,8 @@ class Candidates:
         return f"(i.scope = 'household' OR {SCOPE_CHANGED_AFTER})", [self.rev]
 
     def in_pool(self, row: tuple[Any, ...], pool: str) -> bool:
+        if not self.current(row):
+            return False
         if pool == "private":
             return row[4] == "private" and row[2] == self.viewer
         return row[4] == "household"
