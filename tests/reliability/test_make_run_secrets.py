@@ -142,6 +142,25 @@ def mode(path: Path) -> str:
     return oct(stat.S_IMODE(path.stat().st_mode))
 
 
+def files_and_modes(folder: Path) -> tuple[list[Path], dict[str, str]]:
+    """The databases' files (with their WAL files), ``.demo-login`` and the secrets file, with
+    each one's mode. SQLite deletes a WAL file when the last connection to its database closes,
+    and the site's processes open theirs now and then: read again until both WAL files are there
+    (a few seconds at most, the scheduler beating every five), so their modes are seen too."""
+    deadline = time.monotonic() + 30
+    while True:
+        files = sorted(
+            [*folder.glob("db.sqlite3*"), *folder.glob("engine.sqlite3*"), folder / ".demo-login"]
+        )
+        try:
+            modes = {path.name: mode(path) for path in [*files, folder / SECRETS]}
+        except FileNotFoundError:  # a WAL file went between the listing and its mode
+            continue
+        if {"db.sqlite3-wal", "engine.sqlite3-wal"} <= set(modes) or time.monotonic() > deadline:
+            return files, modes
+        time.sleep(0.05)
+
+
 def test_a_fresh_make_run_keeps_secrets_of_its_own_and_files_only_its_owner_reads(
     tmp_path: Path,
 ) -> None:
@@ -155,10 +174,7 @@ def test_a_fresh_make_run_keeps_secrets_of_its_own_and_files_only_its_owner_read
         fixed = requests.get(head, headers={"Authorization": "Bearer demo-engine-token"}, timeout=5)
         web = environments_of(make, "gunicorn")
         engine = environments_of(make, "reference_engine")
-        files = sorted(
-            [*folder.glob("db.sqlite3*"), *folder.glob("engine.sqlite3*"), folder / ".demo-login"]
-        )
-        modes = {path.name: mode(path) for path in [*files, folder / SECRETS]}
+        files, modes = files_and_modes(folder)
 
     assert set(made) == set(OLD_FIXED)
     for name, old in OLD_FIXED.items():
