@@ -21,7 +21,7 @@ from reference_engine.storage.blocks import (
     stored_selection,
 )
 from reference_engine.storage.database import Database
-from reference_engine.storage.revisions import block_at, head_number, revision_name
+from reference_engine.storage.revisions import block_at, revision_name
 
 
 def block_answer(
@@ -46,12 +46,12 @@ def block_answer(
         )
     held = chosen if not selection.visible else None  # nothing visible: nothing to keep
     if selection.visible:
-        with database.write() as cursor:
-            if store_selection(cursor, soul, number, viewer, selection):
-                if head_number(cursor, soul) == head:
-                    held = chosen  # nothing forgotten or rescoped since it was read
-            else:
+        with database.statement() as cursor:
+            head_then = store_selection(cursor, soul, number, viewer, selection)
+            if head_then is None:
                 selection = stored_selection(cursor, soul, number, viewer) or selection
+            elif head_then == head:
+                held = chosen  # nothing forgotten or rescoped since it was read
     if held is None:
         with database.read() as cursor:
             held = held_rows(cursor, soul, number, viewer, selection)

@@ -93,13 +93,16 @@ def stored_selection(cursor: Cursor, soul: str, rev: int, viewer: str | None) ->
 
 def store_selection(
     cursor: Cursor, soul: str, rev: int, viewer: str | None, selection: Selection
-) -> bool:
+) -> int | None:
     """Keep ``selection`` for (revision, viewer) unless one is kept already (then that one
-    stands: two engines choosing at once chose the same); whether this one was kept."""
+    stands: two engines choosing at once chose the same). The soul's head as the keeping
+    statement saw it when this one was kept, None when it was not; one statement, so on
+    PostgreSQL one round trip."""
     held = json.dumps([[seq, int(private)] for seq, private in selection.held])
     row = cursor.run(
         "INSERT INTO engine_selections (soul, rev, viewer, budget, held, visible, left_out) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (soul, viewer, rev) DO NOTHING RETURNING rev",
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (soul, viewer, rev) DO NOTHING "
+        "RETURNING (SELECT head FROM engine_souls WHERE soul = ?)",
         [
             soul,
             rev,
@@ -108,9 +111,10 @@ def store_selection(
             held,
             selection.visible,
             selection.left_out,
+            soul,
         ],
     ).one()
-    return row is not None
+    return None if row is None else int(row[0] or 0)
 
 
 def held_rows(
@@ -339,15 +343,20 @@ def carried_count(
         "i.soul || '' = ? AND i.seq IN "
         "(SELECT item_seq FROM engine_supersessions WHERE rev > ? AND rev <= ?)",
     ]
+    # one query (one round trip): each kind of change read up to its own limit, tagged
+    parts = [
+        f"SELECT * FROM ({VISIBLE_AT} {where} LIMIT ?) AS changed{n}"
+        for n, where in enumerate(ranges)
+    ]
+    rows = cursor.run(
+        " UNION ALL ".join(parts),
+        [since, rev, since, rev, soul, since, rev, MOST_CHANGES + 1] * len(ranges),
+    ).all()
     touched: dict[int, tuple[Any, ...]] = {}
-    for where in ranges:
-        rows = cursor.run(
-            f"{VISIBLE_AT} {where} LIMIT ?",
-            [since, rev, since, rev, soul, since, rev, MOST_CHANGES + 1],
-        ).all()
-        if len(rows) > MOST_CHANGES:
-            return None
-        touched.update((int(r[0]), r) for r in rows)
+    for row in rows:
+        touched[int(row[0])] = row
+    if len(rows) > MOST_CHANGES:  # more than is worth reading one by one
+        return None
     for row in touched.values():
         count += int(visible_at(row, rev, row[6], row[8], viewer)) - int(
             visible_at(row, since, row[5], row[7], viewer)

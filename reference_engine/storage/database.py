@@ -4,12 +4,14 @@ No ORM: the engine must be liftable out of this project, and must never touch th
 SQL is written once with ``?`` placeholders; :class:`Database` turns them into ``%s`` for
 PostgreSQL. Connections are pooled (a request thread borrows one and gives it back): on
 PostgreSQL by ``psycopg_pool``, capped at ``pool_size`` connections and each checked before it is
-lent (a connection the server dropped is replaced, never handed to a request); on SQLite by a
+lent (a connection the server dropped is replaced, never handed to a request; :func:`check_quiet`
+makes that check without a round trip to the server); on SQLite by a
 queue of this module's own (opening a file is cheap, and SQLite has no server to cap). Every write
 runs in :meth:`Database.write`, committed before the caller answers anyone.
 """
 
 import queue
+import select
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -23,6 +25,24 @@ from reference_engine.config import DEFAULTS
 DEFAULT_FILE = "engine.sqlite3"
 #: Seconds a request waits for a PostgreSQL connection when all ``pool_size`` are lent.
 POOL_WAIT = 30.0
+
+
+def check_quiet(connection: Any) -> None:
+    """psycopg_pool's check of a connection about to be lent, with no round trip when none is
+    needed: a server that drops an idle connection (a restart, an idle timeout,
+    ``pg_terminate_backend``) says goodbye on its socket, or ends it, so only a connection that
+    is closed or has something waiting to be read is asked (psycopg_pool's own
+    ``check_connection``, which raises, and the pool replaces it, when the server is gone).
+    The old check asked every time: two round trips of the dozen a new block takes."""
+    from psycopg_pool import ConnectionPool
+
+    if connection.closed:
+        ConnectionPool.check_connection(connection)
+        return
+    waiting = select.poll()
+    waiting.register(connection.fileno(), select.POLLIN | select.POLLERR | select.POLLHUP)
+    if waiting.poll(0):
+        ConnectionPool.check_connection(connection)
 
 
 class DatabaseClosed(RuntimeError):
@@ -113,7 +133,7 @@ class Database:
                     min_size=1,
                     max_size=self.pool_size,
                     timeout=POOL_WAIT,
-                    check=ConnectionPool.check_connection,
+                    check=check_quiet,
                     name="pippa-engine",
                     open=True,
                 )
@@ -151,7 +171,8 @@ class Database:
     @contextmanager
     def server_connection(self) -> Iterator[Any]:
         """PostgreSQL: a connection from psycopg_pool (waiting up to ``POOL_WAIT`` seconds when
-        all ``pool_size`` are lent); its ``check`` replaces one the server dropped meanwhile."""
+        all ``pool_size`` are lent); its check (:func:`check_quiet`) replaces one the server dropped
+        meanwhile."""
         from psycopg_pool import PoolClosed
 
         server_pool = self.opened_server_pool()

@@ -39,7 +39,7 @@ def test_a_connection_the_server_dropped_is_replaced_not_lent(engine_database: s
             first = cursor.run("SELECT pg_backend_pid()").one()[0]
         admin = Database(engine_database)
         with admin.read() as cursor:  # as a server restart or an idle timeout would
-            cursor.run("SELECT pg_terminate_backend(?)", [first])
+            cursor.run("SELECT pg_terminate_backend(?, 5000)", [first])  # waits till it is gone
         admin.close()
 
         with database.read() as cursor:
