@@ -71,7 +71,7 @@ def production_environment(database_url: str, **settings: str) -> dict[str, str]
     atexit.register(shutil.rmtree, static, ignore_errors=True)
     return environment(
         database_url,
-        DJANGO_SETTINGS_MODULE="webui.settings_production",
+        DJANGO_SETTINGS_MODULE="pippa_site.settings_production",
         DJANGO_SECRET_KEY=SECRET_KEY,
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
         DJANGO_SECURE_SSL_REDIRECT="false",

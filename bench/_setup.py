@@ -73,7 +73,7 @@ def setup_django(*, database: str = "sqlite", label: str = "run", **env: str) ->
     url = scratch_database(database, label)
     os.environ.update(
         {
-            "DJANGO_SETTINGS_MODULE": "webui.settings",
+            "DJANGO_SETTINGS_MODULE": "pippa_site.settings",
             "DATABASE_URL": url,
             "DJANGO_LOG_LEVEL": "ERROR",
             "PIPPA_MEMORY_TOKEN": "bench-token",

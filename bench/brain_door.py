@@ -104,7 +104,7 @@ def start_gunicorn(*, workers: int, env: dict[str, str]) -> tuple[subprocess.Pop
             sys.executable,
             "-m",
             "gunicorn",
-            "webui.wsgi",
+            "pippa_site.wsgi",
             "-w",
             str(workers),
             "-b",

@@ -3,7 +3,7 @@
 vessel (unpaced), memory on against off, and persistent database connections on against off.
 
 The processes are the ``Procfile``'s, under the production profile: gunicorn with
-``webui.gunicorn_conf`` (its ``web`` line), the delivery processes, and the reference engine in
+``pippa_site.gunicorn_conf`` (its ``web`` line), the delivery processes, and the reference engine in
 its own process. Three sites run side by side on the same database, so the arms interleave
 without restarts: memory on, memory off (both with the profile's persistent connections), and
 memory on with ``DJANGO_CONN_MAX_AGE=0``. Each member is a distinct logged-in user (a session

@@ -193,6 +193,11 @@ def down_arm(
     opening the breaker took, so both have as many turns behind them when measured."""
     from webui.turns.service import run_turn
 
+    if failing.kind == "hanging":
+        # The earlier arms' requests still hang, each holding one of the engine's request
+        # threads (a fixed number, as in production): free them, so this arm's reach it.
+        failing.hanging.reset()
+        failing.hanging.set_fault("hang", seconds=600)
     configure_memory(ENABLED=True, URL=failing.url)
     before = failing.requests(path)
     opening = 0
@@ -376,8 +381,7 @@ def first_turn(h: dict[str, Any], failing: FailingEngine, args: Any) -> None:
 
     samples = []
     for _ in range(args.down_rounds):
-        # The earlier arms' requests still hang, each holding one of the engine's request threads
-        # (as in production, a fixed number): free them, so this turn's request reaches the engine.
+        # as in down_arm: free the threads the earlier requests hold
         failing.hanging.reset()
         failing.hanging.set_fault("hang", seconds=600)
         configure_memory(ENABLED=True, URL=failing.url)

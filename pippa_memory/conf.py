@@ -1,7 +1,7 @@
 """The plug-in's settings: one namespaced ``PIPPA_MEMORY`` dict in Django settings, with defaults
 here only.
 
-``webui/settings.py`` fills that dict from the environment with :func:`from_environment`
+``pippa_site/settings.py`` fills that dict from the environment with :func:`from_environment`
 (``PIPPA_MEMORY_NAME``, cast to the default's type), so a variable that is not set falls through to
 the default stated here and nowhere else. Read through :data:`memory_settings`, which looks the value up on every access so that
 ``override_settings`` in tests and changes between requests are always seen. Whether memory takes

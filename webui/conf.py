@@ -1,7 +1,7 @@
 """The host's own settings: one namespaced ``WEBUI`` dict in Django settings, with defaults here only.
 
 Each setting ``NAME`` is read, in order, from ``settings.WEBUI["NAME"]`` and from its default
-below. ``webui/settings.py`` fills that dict from the environment with :func:`from_environment`
+below. ``pippa_site/host_settings.py`` fills that dict from the environment with :func:`from_environment`
 (``WEBUI_NAME``, cast to the default's type), so a variable that is not set falls through to the
 default stated here and nowhere else. Read through :data:`webui_settings`, which looks the value up
 on every access so that ``override_settings`` in tests is always seen (as ``pippa_memory.conf``

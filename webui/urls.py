@@ -1,6 +1,6 @@
-"""URLs of the household WebUI."""
+"""URLs of the household WebUI (the host alone: the site's, :mod:`pippa_site.urls`, add the
+memory plug-in's)."""
 
-from django.apps import apps
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -57,9 +57,3 @@ urlpatterns = [
 ]
 
 handler404 = "webui.web.views.page_not_found"
-
-# The memory plug-in's API and its page, when the plug-in is installed (the host never imports
-# it; the page's navigation link comes through webui.web.navigation).
-if apps.is_installed("pippa_memory"):
-    urlpatterns.append(path("api/memory/", include("pippa_memory.urls")))
-    urlpatterns.append(path("memory/", include("pippa_memory.items.urls")))

@@ -8,10 +8,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
+from pippa_memory.management.commands.memory_engine import demo_member, engine_command
 from reference_engine.config import EngineConfig
 from reference_engine.demo import demo_member_of, seed_demo
 from reference_engine.service import open_state
-from webui.management.commands.memory_engine import demo_member, engine_command
 
 
 def test_seeding_twice_leaves_one_set_of_demo_memories(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ def test_production_profile_passes_check_deploy_with_no_warnings() -> None:
         "--deploy",
         "--fail-level",
         "WARNING",
-        DJANGO_SETTINGS_MODULE="webui.settings_production",
+        DJANGO_SETTINGS_MODULE="pippa_site.settings_production",
         DJANGO_SECRET_KEY="k" * 20 + "-production-secret-from-the-environment-0123456789",
         DJANGO_ALLOWED_HOSTS="pippa.example.org",
         PIPPA_MEMORY_URL="https://memory.example.org",
@@ -49,7 +49,7 @@ def test_production_profile_passes_check_deploy_with_no_warnings() -> None:
 
 
 def test_production_profile_refuses_to_start_without_a_secret_key() -> None:
-    result = manage("check", DJANGO_SETTINGS_MODULE="webui.settings_production")
+    result = manage("check", DJANGO_SETTINGS_MODULE="pippa_site.settings_production")
 
     assert result.returncode != 0
     assert "DJANGO_SECRET_KEY must be set" in result.stderr
@@ -74,7 +74,7 @@ def test_production_profile_keeps_database_connections_with_a_health_check(
         "0",
         "-c",
         SHOW_CONNECTION_SETTINGS,
-        DJANGO_SETTINGS_MODULE="webui.settings_production",
+        DJANGO_SETTINGS_MODULE="pippa_site.settings_production",
         DJANGO_SECRET_KEY=PRODUCTION_SECRET,
         DATABASE_URL=database_url,
     )
@@ -90,7 +90,7 @@ def test_production_profile_persistent_connections_follow_the_environment() -> N
         "0",
         "-c",
         SHOW_CONNECTION_SETTINGS,
-        DJANGO_SETTINGS_MODULE="webui.settings_production",
+        DJANGO_SETTINGS_MODULE="pippa_site.settings_production",
         DJANGO_SECRET_KEY=PRODUCTION_SECRET,
         DJANGO_CONN_MAX_AGE="0",
         DATABASE_URL="sqlite:////tmp/never-created.sqlite3",

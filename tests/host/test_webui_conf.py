@@ -72,12 +72,12 @@ def documented(cell: str) -> str | None:
 
 
 def read_by_settings() -> dict[str, object]:
-    """Each variable ``webui/settings*.py`` reads with ``env.<cast>("NAME", default=...)``, with its
+    """Each variable the site's settings (``pippa_site/*settings*.py``) read with ``env.<cast>("NAME", default=...)``, with its
     default when that is a literal (``...`` when it is computed); the development profile's default
     is the one shown where both profiles read a variable."""
     read: dict[str, object] = {}
-    for module in ("settings.py", "settings_production.py"):
-        tree = ast.parse((ROOT / "webui" / module).read_text(encoding="utf-8"))
+    for module in ("host_settings.py", "settings.py", "settings_production.py"):
+        tree = ast.parse((ROOT / "pippa_site" / module).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if not (
                 isinstance(node, ast.Call)

@@ -4,6 +4,8 @@
 suite passes without the plug-in; these tests pin down that the plug-in really is absent.
 """
 
+import importlib
+import pkgutil
 from typing import Any
 
 import pytest
@@ -11,6 +13,7 @@ from django.apps import apps
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
+import webui
 from webui.extensions import registered_extensions
 from webui.models import Conversation
 
@@ -18,6 +21,20 @@ from webui.models import Conversation
 def test_the_plugin_is_not_installed() -> None:
     assert not apps.is_installed("pippa_memory")
     assert all(type(e).__module__.split(".")[0] != "pippa_memory" for e in registered_extensions())
+
+
+@pytest.mark.parametrize("absent", ["pippa_memory", "reference_engine"])
+def test_the_plugin_and_the_engine_cannot_be_imported(absent: str) -> None:
+    """As if their folders were absent from the tree (``tests/settings_host_only.py``)."""
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(f"{absent}.conf" if absent == "pippa_memory" else absent)
+
+
+def test_every_module_of_the_host_imports_without_them() -> None:
+    names = [m.name for m in pkgutil.walk_packages(webui.__path__, "webui.")]
+    for name in names:
+        importlib.import_module(name)
+    assert len(names) > 100  # the whole host was walked
 
 
 @pytest.mark.django_db

@@ -40,7 +40,9 @@ def delete_in_another_process(conversation: Conversation) -> None:
 
 def in_another_process(code: str) -> None:
     """``code`` run by ``manage.py shell`` on this test's database, as a second web worker would."""
-    env = server_environment(DJANGO_SETTINGS_MODULE="webui.settings", DATABASE_URL=database_url())
+    env = server_environment(
+        DJANGO_SETTINGS_MODULE="pippa_site.settings", DATABASE_URL=database_url()
+    )
     done = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", code],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,

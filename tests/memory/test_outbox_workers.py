@@ -45,7 +45,7 @@ def database_url() -> str:
 def worker_env(engine: ReferenceEngine, **settings: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIPPA_", "DJANGO_"))}
     env.update(
-        DJANGO_SETTINGS_MODULE="webui.settings",
+        DJANGO_SETTINGS_MODULE="pippa_site.settings",
         DATABASE_URL=database_url(),
         PIPPA_MEMORY_URL=engine.url,
         PIPPA_MEMORY_TOKEN=TOKEN,

@@ -10,9 +10,9 @@ import pytest
 import requests
 
 from pippa_memory.engine import contract
+from pippa_memory.management.commands.memory_engine import demo_member
 from reference_engine.demo import seed_demo
 from reference_engine.server import ReferenceEngine
-from webui.management.commands.memory_engine import demo_member
 
 from .engine_v2 import ALICE, BOB, call, get, version_2, version_2_items
 

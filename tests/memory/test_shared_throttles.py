@@ -53,7 +53,16 @@ def gunicorn(**settings: str) -> Iterator[str]:
         PIPPA_MEMORY_BRAIN_UNSIGNED_RATE=f"{RATE}/h",
         **settings,
     )
-    command = [sys.executable, "-m", "gunicorn", "webui.wsgi", "-w", "2", "-b", f"127.0.0.1:{port}"]
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "pippa_site.wsgi",
+        "-w",
+        "2",
+        "-b",
+        f"127.0.0.1:{port}",
+    ]
     with running_server(command, port=port, env=env) as url:
         yield url
 

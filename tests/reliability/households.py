@@ -24,6 +24,7 @@ SHIPPED = (
     "requirements.txt",
     "requirements-run.txt",
     "requirements-dev.txt",
+    "pippa_site",
     "webui",
     "pippa_memory",
     "reference_engine",

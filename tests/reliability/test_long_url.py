@@ -1,5 +1,5 @@
 """A very long address answers 414 in the site's own shape through the Procfile's gunicorn (its
-settings, ``webui/gunicorn_conf.py``): JSON under ``/api/``, the site's plain error page elsewhere,
+settings, ``pippa_site/gunicorn_conf.py``): JSON under ``/api/``, the site's plain error page elsewhere,
 never gunicorn's own HTML; an address of ordinary length is read as before."""
 
 import sys
@@ -26,8 +26,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> str:
         DJANGO_LOG_LEVEL="ERROR",
         PATH=f"{Path(sys.executable).parent}",
     )
-    command = [sys.executable, "-m", "gunicorn", "-c", "python:webui.gunicorn_conf"]
-    command += ["-b", f"127.0.0.1:{port}", "--workers", "1", "webui.wsgi"]
+    command = [sys.executable, "-m", "gunicorn", "-c", "python:pippa_site.gunicorn_conf"]
+    command += ["-b", f"127.0.0.1:{port}", "--workers", "1", "pippa_site.wsgi"]
     with running_server(command, port=port, env=env) as url:
         yield url
 

@@ -238,8 +238,8 @@ def test_health_is_503_with_no_details_when_the_database_cannot_serve(
         DJANGO_LOG_LEVEL="CRITICAL",
         PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
     )
-    command = ["gunicorn", "-c", "python:webui.gunicorn_conf", "-b", f"127.0.0.1:{port}"]
-    with running_server_process([*command, "webui.wsgi"], port=port, env=env) as (url, _):
+    command = ["gunicorn", "-c", "python:pippa_site.gunicorn_conf", "-b", f"127.0.0.1:{port}"]
+    with running_server_process([*command, "pippa_site.wsgi"], port=port, env=env) as (url, _):
         answer = requests.get(f"{url}/health/", timeout=10)
 
     assert answer.status_code == 503

@@ -216,7 +216,7 @@ def test_a_fresh_make_run_keeps_secrets_of_its_own_and_files_only_its_owner_read
     refused = subprocess.run(
         [".venv/bin/python", "manage.py", "check", "--deploy"],
         cwd=folder,
-        env=server_environment(DJANGO_SETTINGS_MODULE="webui.settings_production"),
+        env=server_environment(DJANGO_SETTINGS_MODULE="pippa_site.settings_production"),
         capture_output=True,
         text=True,
         check=False,

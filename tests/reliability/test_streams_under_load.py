@@ -72,7 +72,7 @@ def production_server(
     ``settings`` added to its environment; its URL and its (gunicorn master's) process."""
     port = free_port()
     env = server_environment(
-        DJANGO_SETTINGS_MODULE="webui.settings_production",
+        DJANGO_SETTINGS_MODULE="pippa_site.settings_production",
         DJANGO_SECRET_KEY=SERVER_SECRET_KEY,
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
         DJANGO_SECURE_SSL_REDIRECT="false",

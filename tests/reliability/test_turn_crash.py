@@ -41,7 +41,7 @@ def gunicorn(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """The Procfile's web command under the production profile, the offline vessel paced."""
     port = free_port()
     env = server_environment(
-        DJANGO_SETTINGS_MODULE="webui.settings_production",
+        DJANGO_SETTINGS_MODULE="pippa_site.settings_production",
         DJANGO_SECRET_KEY=SERVER_SECRET_KEY,  # the sessions made below are signed with it
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
         DJANGO_SECURE_SSL_REDIRECT="false",

@@ -59,7 +59,7 @@ def test_a_killed_schedulers_run_is_marked_interrupted_within_a_minute(
         name="Morning note", soul=soul, vessel=vessel, prompt="Say hello.", schedule="every 1d"
     )
     env = server_environment(
-        DJANGO_SETTINGS_MODULE="webui.settings",
+        DJANGO_SETTINGS_MODULE="pippa_site.settings",
         DATABASE_URL=database_url(),
         PIPPA_MEMORY_ENABLED="false",
     )

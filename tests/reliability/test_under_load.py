@@ -54,7 +54,16 @@ def gunicorn(engine: ReferenceEngine, wake_address: str) -> Iterator[str]:
         PIPPA_MEMORY_BRAIN_RATE="100000/min",
         PIPPA_MEMORY_OUTBOX_WAKE_ADDRESS=wake_address,
     )
-    command = [sys.executable, "-m", "gunicorn", "webui.wsgi", "-w", "3", "-b", f"127.0.0.1:{port}"]
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "pippa_site.wsgi",
+        "-w",
+        "3",
+        "-b",
+        f"127.0.0.1:{port}",
+    ]
     with running_server(command, port=port, env=env) as url:
         yield url
 

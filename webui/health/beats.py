@@ -1,7 +1,7 @@
 """Heartbeats: each long-running process writes its :class:`~webui.models.ProcessHeartbeat` row
 every ``WEBUI_HEARTBEAT_SECONDS`` from a thread of its own, so a process busy in one long call
 still beats, and one that died stops. The web server's workers start theirs from gunicorn's
-``post_worker_init`` (``webui/gunicorn_conf.py``), the scheduler from ``run_scheduler``, and the
+``post_worker_init`` (``pippa_site/gunicorn_conf.py``), the scheduler from ``run_scheduler``, and the
 memory plug-in its delivery worker's.
 """
 

@@ -131,7 +131,7 @@ def web_line() -> HealthLine:
         role="web",
         title="The web server",
         what_it_does="only this page shows it is answering",
-        start_with="gunicorn -c python:webui.gunicorn_conf webui.wsgi",
+        start_with="gunicorn -c python:pippa_site.gunicorn_conf pippa_site.wsgi",
     )
     if line.state == "ok":
         return line
@@ -141,7 +141,7 @@ def web_line() -> HealthLine:
         state="warning",
         sentence=f"It answers (it showed this page), but its heartbeat is missing: {line.sentence}",
         what_to_do="Start it with the Procfile's `web` line (gunicorn with "
-        "webui/gunicorn_conf.py), which writes the heartbeat.",
+        "pippa_site/gunicorn_conf.py), which writes the heartbeat.",
         details=line.details,
     )
 

@@ -2,7 +2,7 @@
 
 gunicorn stops a worker with SIGTERM and kills it ``graceful_timeout`` seconds later; a turn still
 running then would lose its reply (the vessel's text is only in memory until the reply is saved).
-The worker's SIGTERM hook (``webui/gunicorn_conf.py``) calls :func:`begin_shutdown` with how long
+The worker's SIGTERM hook (``pippa_site/gunicorn_conf.py``) calls :func:`begin_shutdown` with how long
 turns may still run. Until then they go on as usual and most finish; from then on every turn of
 the process stops at its next piece, as if the member had pressed Stop, and saves what had arrived
 marked interrupted (:class:`webui.turns.events.StopSignal` reads :func:`interrupting`).

@@ -1,7 +1,7 @@
 """An address too long to be a real one is a 414 in the site's shape, not the server's.
 
 gunicorn refuses a request line past its ``limit_request_line`` with an HTML page of its own,
-before the site sees it. ``webui/gunicorn_conf.py`` therefore lifts that limit (to gunicorn's
+before the site sees it. ``pippa_site/gunicorn_conf.py`` therefore lifts that limit (to gunicorn's
 own hard bound of about a megabyte) and this middleware, first in line, refuses an address whose
 path and query string together pass :data:`MAX_URL_CHARS`: JSON
 ``{"error": {"code", "message", "details"}}`` under ``/api/``, the site's plain error page

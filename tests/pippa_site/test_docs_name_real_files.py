@@ -7,10 +7,18 @@ import subprocess
 from pathlib import Path, PurePosixPath
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("webui", "pippa_memory", "reference_engine", "provider_doubles", "bench", "tests")
+PACKAGES = (
+    "pippa_site",
+    "webui",
+    "pippa_memory",
+    "reference_engine",
+    "provider_doubles",
+    "bench",
+    "tests",
+)
 PATH = re.compile(r"(?<![\w./-])((?:" + "|".join(PACKAGES) + r")/[\w/.-]*\w)")
 DOTTED = re.compile(
-    r"(?<![\w./-])((?:webui|pippa_memory|reference_engine|provider_doubles)(?:\.\w+)+)"
+    r"(?<![\w./-])((?:pippa_site|webui|pippa_memory|reference_engine|provider_doubles)(?:\.\w+)+)"
 )
 #: ``app_label.name`` that are no modules: permissions, system check ids, models, migrations and
 #: the plug-in's conversation flag.

@@ -4,6 +4,6 @@ import os
 
 from django.core.asgi import get_asgi_application
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webui.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pippa_site.settings")
 
 application = get_asgi_application()

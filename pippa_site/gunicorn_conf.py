@@ -1,4 +1,4 @@
-"""Gunicorn's settings for the site: ``gunicorn -c python:webui.gunicorn_conf webui.wsgi``.
+"""Gunicorn's settings for the site: ``gunicorn -c python:pippa_site.gunicorn_conf pippa_site.wsgi``.
 
 A streamed reply (``Accept: text/event-stream``) holds its request thread for as long as the reply
 is being written. Under gunicorn's default sync worker that is one whole process per stream, so a
@@ -20,7 +20,7 @@ from typing import Any
 
 from webui.turns.shutdown import begin_shutdown
 
-wsgi_app = "webui.wsgi"
+wsgi_app = "pippa_site.wsgi"
 bind = "127.0.0.1:8000"
 worker_class = "gthread"
 # Two processes, so a crash or a slow garbage collection in one leaves the other answering.

@@ -1,8 +1,10 @@
-"""Settings for the household WebUI.
+"""Settings for the household WebUI alone (the host, ``webui``, without the memory plug-in).
 
 Every value comes from the environment (or an optional ``.env`` file beside ``manage.py``) through
-django-environ, with defaults that let a fresh checkout run the demo on SQLite. The production
-profile, ``webui.settings_production``, builds on this module and hardens it.
+django-environ, with defaults that let a fresh checkout run the demo on SQLite. The site's settings,
+``pippa_site.settings``, add the memory plug-in to these; the production profile,
+``pippa_site.settings_production``, builds on those and hardens them. Nothing here imports the
+plug-in, so the host runs with its folder absent.
 """
 
 from datetime import timedelta
@@ -10,7 +12,6 @@ from pathlib import Path
 
 import environ
 
-from pippa_memory.conf import from_environment as memory_from_environment
 from webui.conf import from_environment
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -44,7 +45,6 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "webui",
-    "pippa_memory",
 ]
 
 MIDDLEWARE = [
@@ -66,7 +66,7 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
-ROOT_URLCONF = "webui.urls"
+ROOT_URLCONF = "webui.urls"  # the host's own; the site's adds the plug-in's
 
 TEMPLATES = [
     {
@@ -85,8 +85,8 @@ TEMPLATES = [
     },
 ]
 
-WSGI_APPLICATION = "webui.wsgi.application"
-ASGI_APPLICATION = "webui.asgi.application"
+WSGI_APPLICATION = "pippa_site.wsgi.application"
+ASGI_APPLICATION = "pippa_site.asgi.application"
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -188,11 +188,6 @@ SPECTACULAR_SETTINGS = {
 # The host's own knobs: the WEBUI_* variables that are set; the rest take their defaults from
 # webui/conf.py, where each is stated once and described.
 WEBUI = from_environment(env)
-
-# The memory plug-in's knobs: the PIPPA_MEMORY_* variables that are set; the rest take their
-# defaults from pippa_memory/conf.py, where each is stated once and described. ENABLED=false closes
-# every seam and door on this side; an unset URL makes memory behave as if the engine were down.
-PIPPA_MEMORY = memory_from_environment(env)
 
 LOGGING = {
     "version": 1,

@@ -1,13 +1,13 @@
-"""Production profile: ``DJANGO_SETTINGS_MODULE=webui.settings_production``.
+"""Production profile: ``DJANGO_SETTINGS_MODULE=pippa_site.settings_production``.
 
-Builds on :mod:`webui.settings` and hardens it so that ``manage.py check --deploy`` is clean. It
+Builds on :mod:`pippa_site.settings` and hardens it so that ``manage.py check --deploy`` is clean. It
 refuses to start without a real ``DJANGO_SECRET_KEY`` and never runs with ``DEBUG`` on.
 """
 
 from django.core.exceptions import ImproperlyConfigured
 
-from webui.settings import *  # noqa: F403
-from webui.settings import env
+from pippa_site.settings import *  # noqa: F403
+from pippa_site.settings import env
 
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
 if len(SECRET_KEY) < 50 or SECRET_KEY.startswith("django-insecure"):

@@ -13,8 +13,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-#: The shipped packages: the host, the plug-in, the reference engine, and the benchmarks.
-SHIPPED = ("webui", "pippa_memory", "reference_engine", "bench")
+#: The shipped packages: the project, the host, the plug-in, the reference engine, the benchmarks.
+SHIPPED = ("pippa_site", "webui", "pippa_memory", "reference_engine", "bench")
+#: What each app may never import: the host knows neither the plug-in nor the engine (only the
+#: project, ``pippa_site``, composes them), and the plug-in speaks to the engine over HTTP only.
+NEVER = {"webui": ("pippa_memory", "reference_engine"), "pippa_memory": ("reference_engine",)}
 
 
 def module_files() -> dict[str, Path]:
@@ -134,3 +137,14 @@ def test_no_import_circle_touches_the_package(package: str) -> None:
     assert touching == [], (
         f"import circles (each module -> what it imports in the circle): {described}"
     )
+
+
+@pytest.mark.parametrize("app", sorted(NEVER))
+def test_an_app_imports_nothing_of_what_it_must_not_know(app: str) -> None:
+    graph = import_graph()
+    found = {
+        module: sorted(t for t in targets if t.split(".")[0] in NEVER[app])
+        for module, targets in graph.items()
+        if module.split(".")[0] == app
+    }
+    assert {m: t for m, t in found.items() if t} == {}
