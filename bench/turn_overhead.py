@@ -13,8 +13,9 @@ engine costs it.
   bench stops if an arm did not call the engine as its name says. With the breaker closed, the
   turn's wait on the engine (the turn less the same turn making no engine request) is held to
   the connect timeout for the refusing engine and to the call's budget for the hanging one; with
-  it open, the turn (which makes no request) is held to the same text with memory off, in
-  alternation.
+  it open, the turn (which makes no request) is held to a turn making no request, taken in
+  alternation: memory off for the question out, and for the recall the same recall with no
+  engine URL (the memory tool answers that memory is unavailable; memory off has no tool).
 - **First turn with the engine hanging**: the pin waits once, bounded by the chat budget.
 
     .venv/bin/python bench/turn_overhead.py [--database sqlite|postgres] [--rounds 9] [--turns 30]
