@@ -115,6 +115,20 @@ class Process:
         os.unlink(self.log.name)
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user and system, every thread) process ``pid`` and the processes under it
+    (gunicorn's master and its workers) have used so far; a child that has already exited is
+    not counted."""
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except FileNotFoundError:  # it exited meanwhile
+        return 0.0
+    used = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return used + sum(cpu_seconds(int(child)) for child in children)
+
+
 def wait_until_answering(process: Process, url: str, *, seconds: float = 60) -> None:
     """Return once ``url`` answers at all; raise with the process's output if it never does."""
     deadline = time.monotonic() + seconds

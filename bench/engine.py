@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _processes import cpu_seconds
 from _report import figure
 from _setup import POSTGRES_SERVER, ROOT, arguments, backend_name, median, percentile
 
@@ -135,13 +136,7 @@ def start_engine(url: str) -> tuple[subprocess.Popen[bytes], int, float]:
 def engine_cpu(process: subprocess.Popen[bytes]) -> float:
     """CPU seconds the engine (gunicorn's master and its worker) has used so far: what a request
     costs the engine itself, however busy the machine is (wall-clock times move with the load)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text()
-    used = 0.0
-    for pid in [process.pid, *map(int, children.split())]:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        used += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
-    return used
+    return cpu_seconds(process.pid)
 
 
 def engine_rss_mb(process: subprocess.Popen[bytes]) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""Prompt-cache value of the pinned memory block and of the stable prefix, on all seven adapters.
+"""Prompt-cache value of the pinned memory block, on all seven adapters.
 
 **What it measures.** Every comparison is on the bytes each adapter really sends (its canonical
 JSON body), read back in the order the providers cache a request, **tools, then system, then
@@ -10,18 +10,14 @@ not what it holds, and Anthropic's moves every turn.
    (this design) and with a baseline that re-renders the block from a moving head every turn (how
    peers inject memory). "Reused" is the share of request k that request k+1 starts with, byte for
    byte in that order (reported, no target: the per-turn slot and the closing of the message
-   list drop out by design, more of a short request; figure 2 measures the stable part). The
-   Anthropic cost of both arms comes from the provider double below (Sonnet 4.x prices from the
+   list drop out by design, more of a short request). The Anthropic cost of both arms comes from
+   the provider double's cache (``provider_doubles/prompt_cache.py``: Sonnet 4.x prices from the
    price table, its minimum cacheable length respected: a prompt below it is neither written nor
    read, and is billed as plain input).
-2. *The ledger, real turns.* A 40-turn conversation through the turn service on each adapter,
-   against a provider double (``responses`` mocks answering in each provider's documented shape,
-   the offline vessel's own answers) that reports cached tokens the way each provider does
-   (``_provider_cache``: prefix match from the start in that order, Anthropic at its breakpoints,
-   each model's minimum length respected), with the reference engine pinning a memory block.
-   The figure reads the ledger's rows: for each call after the first, the cached tokens it
-   reported against the previous call's stable prefix (``prefix_bytes``, 4 bytes a token), on the
-   calls whose previous prefix reaches the minimum length. Target: 100% on every such call.
+
+That the cache ledger reads back, on real turns, the whole of the previous call's stable prefix as
+cached is held by a test (``tests/host/test_ledger.py``), not a figure: the double reports what it
+saw, so against it the share is true by construction.
 
     cd bench && ../.venv/bin/python prompt_cache.py [--turns 40]
 """
@@ -31,9 +27,10 @@ import json
 import statistics
 from typing import Any
 
-from _provider_cache import ADAPTERS, MODELS, ProviderCache
 from _report import figure
 from _setup import ROOT, setup_django
+
+from provider_doubles.prompt_cache import ADAPTERS, MODELS, ProviderCache
 
 ORDER_WORDS = "tools, then system, then messages; cache markers removed; on the bytes sent"
 SECTION = "Prompt cache"
@@ -202,9 +199,6 @@ def main() -> None:
     args = parser.parse_args()
     setup_django(PIPPA_MEMORY_ENABLED="true")
     prefix_reuse(args.turns)
-    from _ledger_turns import ledger_figures
-
-    ledger_figures(args.turns, section=SECTION)
 
 
 if __name__ == "__main__":

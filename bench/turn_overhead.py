@@ -10,7 +10,12 @@ engine costs it.
   never answers), once with the breaker closed at the start of each measured turn and once with
   it opened by that engine's own failures. Each arm counts the requests the failing engine got
   (the hanging engine's request log; for the closed port, the client's logged failures) and the
-  bench stops if an arm did not call the engine as its name says.
+  bench stops if an arm did not call the engine as its name says. With the breaker closed, the
+  turn's wait on the engine (the turn less the same turn making no engine request) is held to
+  the connect timeout for the refusing engine and to the call's budget for the hanging one; with
+  it open, the turn (which makes no request) is held to a turn making no request, taken in
+  alternation: memory off for the question out, and for the recall the same recall with no
+  engine URL (the memory tool answers that memory is unavailable; memory off has no tool).
 - **First turn with the engine hanging**: the pin waits once, bounded by the chat budget.
 
     .venv/bin/python bench/turn_overhead.py [--database sqlite|postgres] [--rounds 9] [--turns 30]
@@ -19,6 +24,7 @@ engine costs it.
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from _report import figure
@@ -73,7 +79,7 @@ def fixed_cost(h: dict[str, Any], engine: Any, args: Any) -> None:
             configure_memory(**values)
             conversations[name] = new_conversation(h)
             run_turn(conversation=conversations[name], text="hello")  # the first turn pins
-        on, off = alternated(conversations["on"], conversations["off"], texts, engine.url)
+        on, off = alternated(conversations["on"], Paired(conversations["off"]), texts, engine.url)
         seconds["on"].append(on)
         seconds["off"].append(off)
     ratios = [on / off for on, off in zip(seconds["on"], seconds["off"], strict=True)]
@@ -161,19 +167,38 @@ def switch_memory(*, enabled: bool, url: str) -> None:
     settings.PIPPA_MEMORY = {**settings.PIPPA_MEMORY, "ENABLED": enabled, "URL": url}
 
 
-def alternated(conversation: Any, paired: Any, texts: list[str], url: str) -> tuple[float, float]:
+@dataclass
+class Paired:
+    """A conversation whose turns make no engine request, taken in alternation with an arm's:
+    memory off, or (``unconfigured``) memory on with no engine URL, so the memory tool answers
+    that memory is unavailable without asking anything."""
+
+    conversation: Any
+    unconfigured: bool = False
+
+    def switch(self, url: str) -> None:
+        """Its memory settings, ``url`` being the arm's engine (unused with memory off)."""
+        switch_memory(enabled=self.unconfigured, url="" if self.unconfigured else url)
+
+
+def alternated(
+    conversation: Any, paired: Paired, texts: list[str], url: str
+) -> tuple[float, float]:
     """Median turn of ``conversation`` (memory on, the engine at ``url``, the breaker as it is)
-    and of ``paired`` with memory off, taken in alternation turn by turn, so each pair sees the
-    same machine. Memory off makes no engine call, so the breaker stays as it was."""
+    and of ``paired``, taken in alternation turn by turn, so each pair sees the same machine.
+    ``paired`` makes no engine call, so the breaker stays as it was."""
     from webui.turns.service import run_turn
 
     samples: dict[bool, list[float]] = {True: [], False: []}
     for text in texts:
-        for enabled, measured in ((False, paired), (True, conversation)):
-            switch_memory(enabled=enabled, url=url)
+        for is_arm, measured in ((False, paired.conversation), (True, conversation)):
+            if is_arm:
+                switch_memory(enabled=True, url=url)
+            else:
+                paired.switch(url)
             started = time.perf_counter()
             run_turn(conversation=measured, text=text)
-            samples[enabled].append(time.perf_counter() - started)
+            samples[is_arm].append(time.perf_counter() - started)
     return median(samples[True]), median(samples[False])
 
 
@@ -183,12 +208,12 @@ def down_arm(
     breaker: str,
     texts: list[str],
     path: str,
-    paired: Any = None,
+    paired: Paired | None = None,
 ) -> tuple[float, int, int, float | None]:
     """Median turn with ``failing`` as the engine and the breaker ``closed`` (closed again before
     each turn) or ``open`` (opened first by this engine's failures); the seconds, the requests
     the engine got while opening, and during the measured turns, and, where ``paired`` (a
-    memory-off conversation) is given and the breaker is open, the median of its turns taken in
+    conversation making no engine request) is given and the breaker is open, the median of its turns taken in
     alternation with the measured ones (:func:`alternated`). ``paired`` takes as many turns as
     opening the breaker took, so both have as many turns behind them when measured."""
     from webui.turns.service import run_turn
@@ -210,9 +235,9 @@ def down_arm(
         if breaker_state() != "open" or opening == 0:
             raise RuntimeError(f"{failing.kind}: the engine's failures did not open the breaker")
         if paired is not None:
-            switch_memory(enabled=False, url=failing.url)  # no call: the breaker stays open
+            paired.switch(failing.url)  # no call: the breaker stays open
             for _ in range(opening_turns):
-                run_turn(conversation=paired, text=texts[0])
+                run_turn(conversation=paired.conversation, text=texts[0])
             switch_memory(enabled=True, url=failing.url)
         before = failing.requests(path)
     held = None
@@ -236,8 +261,6 @@ def engine_down(
     h: dict[str, Any], engine: Any, failing: dict[str, FailingEngine], args: Any
 ) -> None:
     """Both scenarios, every arm interleaved per round, against their baseline."""
-    from pippa_memory.conf import memory_settings
-
     budgets = {"questions out": "CHAT_BUDGET", "recall": "TOOL_BUDGET"}
     results: dict[tuple[str, str, str], list[tuple[float, int, int, float | None]]] = {}
     baselines: dict[str, list[float]] = {scenario: [] for scenario in budgets}
@@ -248,22 +271,47 @@ def engine_down(
             for kind, breaker in scenario_arms(scenario):
                 conversation = prepared(h, engine, scenario)
                 count = args.hang_turns if (kind, breaker) == ("hanging", "closed") else None
-                paired = (
-                    memory_off_conversation(h, engine, ["hello", ASK_TEXT])
-                    if scenario == "questions out"
-                    else None
-                )
+                paired = paired_with(h, engine, scenario) if breaker == "open" else None
                 outcome = down_arm(
                     conversation, failing[kind], breaker, texts[: count or len(texts)], path, paired
                 )
                 results.setdefault((scenario, kind, breaker), []).append(outcome)
     backend = backend_name(args.database)
     for (scenario, kind, breaker), outcomes in results.items():
-        budget = getattr(memory_settings, budgets[scenario])
+        bound = wait_bound(kind, budgets[scenario])
         quiet = no_request_turn(scenario, kind, results, baselines)
         report_down_arm(
-            scenario, kind, breaker, outcomes, baselines[scenario], budget, backend, quiet
+            scenario, kind, breaker, outcomes, baselines[scenario], bound, backend, quiet
         )
+
+
+def wait_bound(kind: str, budget: str) -> tuple[str, float]:
+    """What a closed-breaker arm's wait on the engine is held to, read from the settings: for a
+    refusing engine (nothing listens, so the connection is refused at once) the connect timeout,
+    the longest the design lets a connection attempt take; for a hanging one the call's budget
+    (``CHAT_BUDGET`` or ``TOOL_BUDGET``)."""
+    from pippa_memory.conf import memory_settings
+
+    name = "CONNECT_TIMEOUT" if kind == "refusing" else budget
+    words = "the connect timeout" if kind == "refusing" else "the budget"
+    return f"{words} ({name}, {getattr(memory_settings, name):g} s)", getattr(memory_settings, name)
+
+
+def paired_with(h: dict[str, Any], engine: Any, scenario: str) -> Paired:
+    """What a breaker-open arm is held against, with the same turns behind it: for ``questions
+    out``, memory off (the turn fetches nothing); for ``recall``, the same recall with memory on
+    and no engine URL, pinned with the engine up as the arm's conversation was (the memory tool
+    answers that memory is unavailable with no request, as it does with the breaker open; memory
+    off has no tool, so its turn skips the tool round the arm's turn takes)."""
+    if scenario == "recall":
+        return Paired(prepared(h, engine, scenario), unconfigured=True)
+    return Paired(memory_off_conversation(h, engine, first_turns(scenario)))
+
+
+def first_turns(scenario: str) -> list[str]:
+    """The turns a scenario's conversation has behind it before its measured ones
+    (:func:`prepared`)."""
+    return ["hello", ASK_TEXT] if scenario == "questions out" else ["hello"]
 
 
 def no_request_turn(
@@ -289,12 +337,10 @@ def scenario_texts(scenario: str, turns: int) -> tuple[list[str], str]:
 
 
 def baseline(h: dict[str, Any], engine: Any, scenario: str, texts: list[str]) -> float:
-    """What the arms are held against: memory off for ``questions out`` (no fetch at all), and
-    the same recall with the engine up for ``recall`` (memory off has no tool to call)."""
-
-    if scenario == "recall":
-        return timed(prepared(h, engine, scenario), texts)
-    return timed(memory_off_conversation(h, engine, ["hello", ASK_TEXT]), texts)
+    """The same turns with memory off, which make no engine request: for ``questions out`` no
+    fetch at all; for ``recall`` the same text, which with no memory tool the vessel answers in
+    one round."""
+    return timed(memory_off_conversation(h, engine, first_turns(scenario)), texts)
 
 
 def memory_off_conversation(h: dict[str, Any], engine: Any, texts: list[str] | None = None) -> Any:
@@ -316,14 +362,18 @@ def report_down_arm(
     breaker: str,
     outcomes: list[tuple[float, int, int, float | None]],
     baseline_seconds: list[float],
-    budget: float,
+    bound: tuple[str, float],
     backend: str,
     no_request: float,
 ) -> None:
     seconds = median([o[0] for o in outcomes])
     against = median(baseline_seconds)
     calls, opening = sum(o[2] for o in outcomes), sum(o[1] for o in outcomes)
-    held = "memory off" if scenario == "questions out" else "the same recall, engine up"
+    held = (
+        "memory off"
+        if scenario == "questions out"
+        else "the same recall with no engine URL (the tool answers memory unavailable)"
+    )
     fault = (
         "refusing (a closed port: connection refused)"
         if kind == "refusing"
@@ -334,33 +384,40 @@ def report_down_arm(
         quiet = "memory off" if scenario == "questions out" else "the breaker open"
         measured = (
             f"{waited * 1000:.1f} ms waiting on the engine ({seconds * 1000:.1f} ms a turn, "
-            f"{no_request * 1000:.1f} ms with {quiet}; {seconds / against:.2f} of {held}); "
+            f"{no_request * 1000:.1f} ms with {quiet}; {seconds / against:.2f} of memory off); "
             f"{calls} engine requests made, one per measured turn"
         )
-        target, met = f"a wait of at most the budget ({budget:g} s)", waited <= budget
+        target, met = f"a wait of at most {bound[0]}", waited <= bound[1]
         how = (
             "the breaker closed at the start of each measured turn, so every turn called the "
             f"engine; the wait is the turn less the same turn making no engine request ({quiet})"
         )
     else:
-        paired = all(o[3] is not None for o in outcomes)
-        if paired:
-            # Held against the memory-off turns taken in alternation with its own.
-            against = median([o[3] for o in outcomes])
-            ratio = median([o[0] / o[3] for o in outcomes])
-        else:
-            ratio = seconds / against
-        measured = f"{ratio:.2f} of {held} ({seconds * 1000:.2f} ms vs {against * 1000:.2f} ms); {opening} requests opened the breaker, 0 in the measured turns"
+        # Held against the memory-off turns taken in alternation with its own.
+        against = median([o[3] for o in outcomes])
+        ratio = median([o[0] / o[3] for o in outcomes])
+        off = (
+            ""
+            if scenario == "questions out"
+            else f"; {seconds / median(baseline_seconds):.2f} of memory off, which has no tool"
+        )
+        measured = (
+            f"{ratio:.2f} of {held} ({seconds * 1000:.2f} ms vs {against * 1000:.2f} ms{off}); "
+            f"{opening} requests opened the breaker, 0 in the measured turns"
+        )
         target, met = "at most 1.10", ratio <= 1.10
         how = (
             "the breaker opened by this engine's own failures first; measured turns make no "
-            "request"
-            + (
-                ", each taken in alternation with a memory-off turn; median of the rounds' ratios"
-                if paired
-                else ""
-            )
+            "request (the memory tool answers that memory is unavailable)"
+            if scenario == "recall"
+            else "the breaker opened by this engine's own failures first; measured turns make "
+            "no request"
         )
+        how += (
+            ", each taken in alternation with a turn making no engine request, with as many "
+            "turns behind it; median of the rounds' ratios"
+        )
+        quiet = held
     figure(
         f"{scenario}, engine {kind}, breaker {breaker}, {backend}",
         measured,
@@ -368,7 +425,7 @@ def report_down_arm(
         met=met,
         what=(
             f"run_turn on the offline vessel with the engine {fault}; {how}; held against "
-            f"{held}; median over {len(outcomes)} interleaved rounds"
+            f"{quiet}; median over {len(outcomes)} interleaved rounds"
         ),
         section=DOWN,
     )

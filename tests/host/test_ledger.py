@@ -8,11 +8,13 @@ import logging
 from typing import Any
 
 import pytest
+import responses
 from django.conf import settings
 from django.db import DatabaseError
 from django.utils.crypto import salted_hmac
 
 from provider_doubles import USAGE, Kit, strip_cache_markers, strip_slot
+from provider_doubles.prompt_cache import ProviderCache, offline_cached, serve_cached, tokens
 from webui.extensions import TurnContext, TurnExtension
 from webui.ledger import recorder
 from webui.ledger.recorder import stable_prefix
@@ -23,7 +25,8 @@ from webui.turns.events import Delta, StopSignal
 from webui.turns.history import drop_cached_history
 from webui.turns.service import TurnError, outcome_of, retry_turn, run_turn, stream_turn
 from webui.vessels import registry
-from webui.vessels.registry import adapter_for
+from webui.vessels.offline import OfflineAdapter
+from webui.vessels.registry import adapter_for, build_adapter
 
 from .fakes import SecondRoundFailsOnce
 from .test_vessel_contract import TURNS, Provider
@@ -131,6 +134,40 @@ class TestEveryAdapter:
             assert usage == (USAGE["prompt"], USAGE["output"], cached)
         assert call.cache_write_tokens == (USAGE["written"] if kit.adapter == "anthropic" else 0)
         assert (call.vessel, call.adapter, call.model) == (chat.vessel, kit.adapter, kit.model)
+
+    def test_against_a_prefix_cache_each_call_reads_back_the_previous_calls_stable_prefix(
+        self, chat: Conversation, kit: Kit, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Forty turns against a provider that caches by prefix as the providers do
+        (``provider_doubles.prompt_cache``: tools, system, then messages, slot and markers left
+        out; Anthropic at its breakpoints), reporting it in its own usage fields: every call after
+        the first has, in its ledger row, the whole stable prefix of the call before it as cached.
+        Ollama reports only the tokens it evaluated, so no cached count reaches its ledger."""
+        if kit.adapter == "ollama":
+            pytest.skip("Ollama reports no cached count")
+        cache = ProviderCache(
+            adapter=build_adapter(chat.vessel), minimum=0, explicit=kit.adapter == "anthropic"
+        )
+        if kit.adapter == "offline":
+            monkeypatch.setattr(OfflineAdapter, "send", offline_cached(cache, OfflineAdapter.send))
+            for text in FORTY_TURNS:
+                run_turn(conversation=chat, text=text)
+        else:
+            with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+                serve_cached(rsps, kit, cache)
+                for text in FORTY_TURNS:
+                    run_turn(conversation=chat, text=text)
+
+        calls = calls_of(chat)
+        assert len(calls) == 40 + sum(map(tool_turn, FORTY_TURNS))
+        assert drifts(chat) == []
+        short = [
+            (index, call.cache_read_tokens, tokens(previous.prefix_bytes))
+            for index, (previous, call) in enumerate(zip(calls, calls[1:], strict=False), 1)
+            if call.cache_read_tokens < tokens(previous.prefix_bytes)
+        ]
+        assert short == []
+        assert all(call.cache_read_tokens > 0 for call in calls[1:])
 
 
 # -- drift, section by section ----------------------------------------------------------------

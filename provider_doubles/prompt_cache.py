@@ -1,5 +1,7 @@
-"""A provider double's prompt cache, for ``prompt_cache.py``: what each provider would report as
-read from (and written to) its cache for a sequence of requests.
+"""A provider double's prompt cache, for ``bench/prompt_cache.py`` and the ledger's tests: what
+each provider would report as read from (and written to) its cache for a sequence of requests, and
+(:func:`serve_cached`, :func:`offline_cached`) a kit's provider answering with that usage in the
+fields the provider reports it in.
 
 A request is read the way the providers cache it: **tools, then system, then messages**, each as
 the canonical JSON the adapter sends for it (``webui.text.canonical``), with cache markers
@@ -25,10 +27,15 @@ Minimum lengths come from the price table (``webui.ledger.published_prices``), t
 """
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-#: The seven adapters both prompt-cache figures run, in the order they are printed.
+import responses
+
+from provider_doubles.base import Kit, brain
+
+#: The seven adapters, in the order the bench prints them.
 ADAPTERS = (
     "anthropic",
     "openai",
@@ -164,3 +171,78 @@ class ProviderCache:
         else:
             self.entries.append((*front, *messages))
         return CacheRead(prompt=max(tokens(whole), read + written), read=read, written=written)
+
+
+def with_usage(adapter: str, body: dict[str, Any], seen: CacheRead, output: int) -> dict[str, Any]:
+    """``body`` with its usage replaced by what the double saw, in the provider's own fields."""
+    if adapter == "anthropic":
+        uncached = seen.prompt - seen.read - seen.written
+        body["usage"] = {
+            "input_tokens": uncached,
+            "cache_creation_input_tokens": seen.written,
+            "cache_read_input_tokens": seen.read,
+            "output_tokens": output,
+        }
+    elif adapter in ("openai", "openai_compatible"):
+        body["usage"] = {
+            "prompt_tokens": seen.prompt,
+            "completion_tokens": output,
+            "total_tokens": seen.prompt + output,
+            "prompt_tokens_details": {"cached_tokens": seen.read},
+        }
+    elif adapter == "openai_responses":
+        body["usage"] = {
+            "input_tokens": seen.prompt,
+            "input_tokens_details": {"cached_tokens": seen.read},
+            "output_tokens": output,
+            "total_tokens": seen.prompt + output,
+        }
+    elif adapter == "gemini":
+        body["usageMetadata"] = {
+            "promptTokenCount": seen.prompt,
+            "cachedContentTokenCount": seen.read,
+            "candidatesTokenCount": output,
+            "totalTokenCount": seen.prompt + output,
+        }
+    elif adapter == "ollama":  # the KV cache is reused, but only evaluated tokens are reported
+        body["prompt_eval_count"] = seen.prompt - seen.read
+        body["eval_count"] = output
+    return body
+
+
+def serve_cached(rsps: responses.RequestsMock, kit: Kit, cache: ProviderCache) -> None:
+    """Answer ``kit``'s endpoint as :meth:`Kit.serve` does (not streamed), with the usage
+    ``cache`` reports for each request."""
+    counter = [0]
+
+    def answer(request: Any) -> tuple[int, dict[str, str], str]:
+        body = json.loads(request.body)
+        user_text, results = kit.last_turn(body)
+        said = brain(user_text, results, counter)
+        reply = (
+            kit.call_body(said["calls"], said["text"])
+            if said["calls"]
+            else kit.text_body(said["text"])
+        )
+        seen = cache.answer(body)
+        reply = with_usage(kit.adapter, reply, seen, output=tokens(len(said["text"])) + 1)
+        return 200, {"Content-Type": "application/json"}, json.dumps(reply)
+
+    rsps.add_callback(responses.POST, kit.served_url, callback=answer)
+
+
+def offline_cached(cache: ProviderCache, original: Callable[..., Any]) -> Callable[..., Any]:
+    """The offline vessel's ``send`` (``original``) with the usage ``cache`` reports in its
+    answer."""
+
+    def send(self: Any, request: dict[str, Any]) -> dict[str, Any]:
+        answer = original(self, request)
+        seen = cache.answer(request)
+        answer["usage"] = {
+            "input_tokens": seen.prompt,
+            "output_tokens": answer["usage"]["output_tokens"],
+            "cached_input_tokens": seen.read,
+        }
+        return answer
+
+    return send
