@@ -42,6 +42,7 @@ run: $(VENV)/.run-installed
 test: $(VENV)/.dev-installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n auto --dist loadgroup
 	$(BIN)/python -m pytest -n auto --dist loadgroup tests/host tests/host_only --ds=tests.settings_host_only
 
@@ -57,6 +58,7 @@ bench-quick: $(VENV)/.dev-installed
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 format: $(VENV)/.dev-installed
 	$(BIN)/ruff check --fix .
