@@ -71,8 +71,8 @@ def built_requests(adapter_name: str, turns: int, *, pinned: bool) -> tuple[Any,
     from pippa_memory.pins.blocks import render_block
     from pippa_memory.turn.tool import MEMORY_TOOL
     from webui.models import Vessel
-    from webui.prompt.types import HistoryMessage, Prompt
     from webui.prompt.vault import read_vault
+    from webui.prompt_types import HistoryMessage, Prompt
     from webui.vessels.registry import build_adapter
 
     vessel = Vessel(
@@ -112,7 +112,7 @@ def built_requests(adapter_name: str, turns: int, *, pinned: bool) -> tuple[Any,
 def turn_history(turn: int, user: str) -> list[Any]:
     """Turn ``turn`` as the next turn's history: the user's message and the reply, with a recall
     round every fifth turn."""
-    from webui.prompt.types import HistoryMessage, ToolRound, ToolUse
+    from webui.prompt_types import HistoryMessage, ToolRound, ToolUse
 
     rounds: tuple[ToolRound, ...] = ()
     if turn % 5 == 0:

@@ -6,17 +6,16 @@ from typing import Any
 
 from pippa_memory import unattended
 from pippa_memory.conf import memory_applies, memory_settings, why_memory_does_not_apply
-from pippa_memory.engine.budget import remaining
 from pippa_memory.health import memory_health_lines
 from pippa_memory.pins.turn_block import pinned_block, settle_turn_pin
 from pippa_memory.retention import memory_prune_targets
 from pippa_memory.turn import answers, verbs
 from pippa_memory.turn.notes import turn_notes
-from pippa_memory.turn.state import MemoryTurn
+from pippa_memory.turn.state import MemoryTurn, remaining
 from pippa_memory.turn.tool import MEMORY_TOOL, TOOL_NAME, input_problem
 from webui.extensions import HealthLine, MessageNote, TurnContext, TurnExtension
 from webui.models import Conversation, Message, UnattendedRun
-from webui.prompt.types import ToolCall, ToolDefinition
+from webui.prompt_types import ToolCall, ToolDefinition
 from webui.retention import PruneTarget
 
 #: Conversations with no human in them: they carry a bundle or a brief, attached (and pinned) by

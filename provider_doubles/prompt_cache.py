@@ -23,7 +23,7 @@ then the messages as one JSON list; a token is 4 bytes.
 - **Ollama** reuses its KV cache the same way, but reports only the tokens it evaluated
   (``prompt_eval_count``): no cached count reaches the ledger.
 
-Minimum lengths come from the price table (``webui.ledger.published_prices``), the same one the bill uses.
+Minimum lengths come from the price table (``webui.published_prices``), the same one the bill uses.
 """
 
 import json

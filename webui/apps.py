@@ -10,8 +10,8 @@ class WebuiConfig(AppConfig):
     def ready(self) -> None:
         from webui import checks  # noqa: F401  (registers the system checks)
         from webui.health.views import HEALTH_LINK
-        from webui.ledger.views import CACHE_LINK
         from webui.text.redaction import install_log_masking
+        from webui.web.ledger import CACHE_LINK
         from webui.web.navigation import register_navigation_link
 
         install_log_masking()
@@ -21,7 +21,7 @@ class WebuiConfig(AppConfig):
         from django.db.models.signals import post_delete
 
         from webui.models import Conversation
-        from webui.turns.history import drop_deleted_history
+        from webui.prompt.history import drop_deleted_history
 
         post_delete.connect(
             drop_deleted_history, sender=Conversation, dispatch_uid="webui.history.drop_deleted"

@@ -15,7 +15,7 @@ import environ
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from webui.ledger.published_prices import PUBLISHED_CACHE_PRICES
+from webui.published_prices import PUBLISHED_CACHE_PRICES
 
 DEFAULTS: dict[str, Any] = {
     # Tool rounds one turn may take before the turn stops and says so.
@@ -35,7 +35,7 @@ DEFAULTS: dict[str, Any] = {
     "PRUNE_TEMPORARY_DAYS": 1.0,
     # Rows deleted per transaction.
     "PRUNE_BATCH_SIZE": 500,
-    # The history cache (webui.turns.history): each process caches the history of at most this
+    # The history cache (webui.prompt.history): each process caches the history of at most this
     # many conversations and bytes, and drops one nobody has used for the idle seconds (so what
     # another process deleted leaves it too). Read when the process starts.
     "HISTORY_CACHE_CONVERSATIONS": 256,
@@ -56,7 +56,7 @@ DEFAULTS: dict[str, Any] = {
     # test can watch a reply arrive piece by piece; 0 never waits.
     "OFFLINE_PACE_SECONDS": 0.0,
     # Each provider's published prompt-cache prices, per adapter and model family, with their
-    # source and the day they were read (webui.ledger.published_prices); the cache bill is estimated from
+    # source and the day they were read (webui.published_prices); the cache bill is estimated from
     # them. WEBUI_CACHE_PRICES (JSON) replaces the adapters it names and keeps the others.
     "CACHE_PRICES": PUBLISHED_CACHE_PRICES,
 }

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from webui.models import Conversation, Message, UnattendedRun
-    from webui.prompt.types import ToolCall, ToolDefinition
+    from webui.prompt_types import ToolCall, ToolDefinition
     from webui.prune_windows import PruneTarget
 
 

@@ -6,8 +6,8 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from webui.health import views as health_views
-from webui.ledger import views as ledger_views
 from webui.web import accounts, views
+from webui.web import ledger as ledger_views
 
 urlpatterns = [
     path("", views.conversation_list, name="conversation-list"),

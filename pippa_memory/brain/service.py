@@ -19,7 +19,7 @@ import jsonschema
 from pippa_memory.brain.roles import ROLES, Role
 from pippa_memory.pins.tombstones import tombstoned_items
 from webui.models import Soul, Vessel
-from webui.prompt.types import Prompt
+from webui.prompt_types import Prompt
 from webui.text.canonical import canonical_json
 from webui.vessels.base import VesselAdapter, normalised_usage
 from webui.vessels.errors import VesselError

@@ -4,7 +4,7 @@ Every call to :func:`~pippa_memory.engine.client.call_engine` names the time lef
 budget, and no read of it waits past that time; none falls back on another caller's budget:
 
 - a chat turn: ``CHAT_BUDGET`` shared by the turn's calls (the pin, the answers fetch), its clock
-  starting at the first (:func:`remaining`), each read also at most ``READ_TIMEOUT``; the
+  starting at the first (:func:`pippa_memory.turn.state.remaining`), each read also at most ``READ_TIMEOUT``; the
   acknowledgement of the answers it carried, after its reply is saved, has a ``CHAT_BUDGET`` of
   its own;
 - a memory tool call (recall, ask): ``TOOL_BUDGET``;
@@ -17,18 +17,6 @@ A down engine costs each caller one bounded wait at most, then nothing once the 
 """
 
 import time
-
-from pippa_memory.conf import memory_settings
-from pippa_memory.turn.state import MemoryTurn
-from webui.extensions import TurnContext
-
-
-def remaining(turn: TurnContext) -> float:
-    """Seconds left in this chat turn's engine budget; the clock starts at the first engine call."""
-    state = turn.state(MemoryTurn)
-    if state.deadline is None:
-        state.deadline = time.monotonic() + memory_settings.CHAT_BUDGET
-    return max(0.0, state.deadline - time.monotonic())
 
 
 def seconds_left(deadline: float) -> float:

@@ -10,7 +10,7 @@ turn, so a conversation begun before ``scope`` existed keeps a definition withou
 from typing import Any
 
 from pippa_memory.models import Scope
-from webui.prompt.types import ToolDefinition
+from webui.prompt_types import ToolDefinition
 
 TOOL_NAME = "memory"
 VERBS = ("recall", "remember", "ask")

@@ -7,7 +7,7 @@ import pytest
 
 from webui import extensions
 from webui.extensions import TurnContext, TurnExtension
-from webui.prompt.types import ToolCall, ToolDefinition
+from webui.prompt_types import ToolCall, ToolDefinition
 
 RECORDING_TOOL = ToolDefinition(
     name="memory",

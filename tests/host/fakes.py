@@ -4,7 +4,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from webui.prompt.types import Prompt, ToolCall, ToolDefinition
+from webui.prompt_types import Prompt, ToolCall, ToolDefinition
 from webui.vessels.base import VesselAdapter, VesselReply, normalised_usage
 from webui.vessels.errors import VesselError
 from webui.vessels.offline import OfflineAdapter

@@ -14,7 +14,7 @@ from webui.checks import check_cache_prices
 from webui.conf import from_environment
 from webui.ledger.bill import bill, call_bill, combined
 from webui.ledger.prices import cache_price, price_table_problems
-from webui.ledger.published_prices import PUBLISHED_CACHE_PRICES
+from webui.published_prices import PUBLISHED_CACHE_PRICES
 
 CONFIGURATION = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 

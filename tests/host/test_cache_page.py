@@ -9,9 +9,9 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.test import Client
 
-from webui.ledger.published_prices import PUBLISHED_CACHE_PRICES
 from webui.ledger.report import bill_by_conversation, bill_by_vessel, turn_shares
 from webui.models import Conversation, Message, Vessel, VesselCall
+from webui.published_prices import PUBLISHED_CACHE_PRICES
 
 pytestmark = pytest.mark.django_db
 

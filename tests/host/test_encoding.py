@@ -11,9 +11,9 @@ from tests.host.test_history import long_conversation
 from webui.ledger.recorder import stable_prefix
 from webui.ledger.section_hash import site_hasher
 from webui.models import Conversation
-from webui.prompt.types import HistoryMessage, Prompt, ToolDefinition, ToolRound, ToolUse
+from webui.prompt import history
+from webui.prompt_types import HistoryMessage, Prompt, ToolDefinition, ToolRound, ToolUse
 from webui.text.canonical import canonical_bytes, canonical_json
-from webui.turns import history
 from webui.vessels.base import VesselAdapter
 from webui.vessels.encoding import EncodedMessage, request_bytes, without_markers
 from webui.vessels.registry import ADAPTERS, adapter_for

@@ -10,9 +10,9 @@ import pytest
 
 from webui.bounded_cache import BoundedCache
 from webui.models import Conversation, Message
-from webui.prompt.types import HistoryMessage, Prompt
+from webui.prompt import history
+from webui.prompt_types import HistoryMessage, Prompt
 from webui.text.canonical import canonical_bytes
-from webui.turns import history
 from webui.turns.service import run_turn
 from webui.vessels.registry import ADAPTERS
 from webui.web.conversations import delete_conversation

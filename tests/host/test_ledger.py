@@ -19,10 +19,10 @@ from webui.extensions import TurnContext, TurnExtension
 from webui.ledger import recorder
 from webui.ledger.recorder import stable_prefix
 from webui.models import Conversation, Message, VaultSnapshot, Vessel, VesselCall
-from webui.prompt.types import HistoryMessage, Prompt, ToolRound, ToolUse
+from webui.prompt.history import drop_cached_history
+from webui.prompt_types import HistoryMessage, Prompt, ToolRound, ToolUse
 from webui.text.canonical import canonical_bytes
 from webui.turns.events import Delta, StopSignal
-from webui.turns.history import drop_cached_history
 from webui.turns.service import TurnError, outcome_of, retry_turn, run_turn, stream_turn
 from webui.vessels import registry
 from webui.vessels.offline import OfflineAdapter

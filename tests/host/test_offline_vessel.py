@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from webui.prompt.types import Prompt, ToolDefinition, ToolRound, ToolUse
+from webui.prompt_types import Prompt, ToolDefinition, ToolRound, ToolUse
 from webui.vessels.offline import OfflineAdapter
 
 MEMORY = ToolDefinition(name="memory", description="d", input_schema={"type": "object"})

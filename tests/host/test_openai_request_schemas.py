@@ -26,7 +26,7 @@ from jsonschema.exceptions import best_match
 
 from provider_doubles import Kit, OpenAICompatibleKit, OpenAIKit, OpenAIResponsesKit, kit_vessel
 from webui.models import Conversation, Soul, Vessel
-from webui.prompt.types import HistoryMessage, Prompt, ToolRound, ToolUse
+from webui.prompt_types import HistoryMessage, Prompt, ToolRound, ToolUse
 from webui.turns.service import run_turn
 from webui.vessels.registry import adapter_for
 from webui.vessels.streaming import ReplyDone

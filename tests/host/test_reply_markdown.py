@@ -6,9 +6,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from webui.api.serializers import MessageSerializer
 from webui.models import Message
 from webui.text.reply_markdown import ALLOWED_TAGS, render_reply_html
+from webui.web.messages_json import MessageSerializer
 
 HOSTILE = [
     "<script>alert(1)</script>",

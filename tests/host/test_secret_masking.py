@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from provider_doubles import HTTP_KITS, Kit
 from webui.models import Conversation, Soul, Vessel
-from webui.prompt.types import Prompt
+from webui.prompt_types import Prompt
 from webui.text.redaction import (
     MASK,
     mask_secrets,

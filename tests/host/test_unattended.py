@@ -15,9 +15,9 @@ from django.test import Client
 from django.utils import timezone
 
 from webui.models import Conversation, ScheduledJob, Soul, UnattendedRun, Vessel
+from webui.schedules import next_run_after, schedule_problem
 from webui.unattended.display import when_said
 from webui.unattended.runner import claim_due_jobs, run_due_jobs, run_wake
-from webui.unattended.schedules import next_run_after, schedule_problem
 from webui.vessels import registry
 
 from .fakes import FailingAdapter

@@ -13,7 +13,7 @@ import responses
 
 from provider_doubles import ALL_KITS, HTTP_KITS, Kit, strip_cache_markers, strip_slot
 from webui.models import Conversation, Soul, Vessel
-from webui.prompt.types import Prompt
+from webui.prompt_types import Prompt
 from webui.text.canonical import canonical_json
 from webui.turns.service import outcome_of, run_turn, stream_turn
 from webui.vessels.offline import OfflineAdapter

@@ -14,7 +14,7 @@ from django.core import checks
 
 from provider_doubles import HTTP_KITS, USAGE, Kit
 from webui.models import Vessel
-from webui.prompt.types import Prompt, ToolDefinition
+from webui.prompt_types import Prompt, ToolDefinition
 from webui.vessels import http
 from webui.vessels.errors import VesselConfigurationError, VesselError
 from webui.vessels.registry import adapter_for
@@ -310,7 +310,7 @@ def test_anthropic_marks_the_turns_tool_rounds_so_the_next_call_reads_them_from_
     rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from provider_doubles import AnthropicKit
-    from webui.prompt.types import ToolRound, ToolUse
+    from webui.prompt_types import ToolRound, ToolUse
 
     kit = AnthropicKit()
     monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")
@@ -364,7 +364,7 @@ def test_gemini_sends_the_thought_signature_back_and_derives_distinct_stable_ids
     rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from provider_doubles import GeminiKit
-    from webui.prompt.types import ToolRound, ToolUse
+    from webui.prompt_types import ToolRound, ToolUse
 
     kit = GeminiKit()
     monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")

@@ -27,7 +27,7 @@ from provider_doubles import (
     paced,
 )
 from webui.models import Vessel
-from webui.prompt.types import Prompt, ToolDefinition
+from webui.prompt_types import Prompt, ToolDefinition
 from webui.text.canonical import canonical_bytes
 from webui.vessels import http
 from webui.vessels.base import VesselAdapter

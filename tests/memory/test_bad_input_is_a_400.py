@@ -18,7 +18,7 @@ from pippa_memory.items.services import fetch_items_page
 from reference_engine.server import ReferenceEngine
 from webui.extensions import TurnContext
 from webui.models import Message
-from webui.prompt.types import ToolCall
+from webui.prompt_types import ToolCall
 
 from .household_memory import add_memory
 from .test_memory_items_api import api_as

@@ -1,4 +1,4 @@
-"""A deleted conversation's text is gone from the kept history (``webui/turns/history.py``) of
+"""A deleted conversation's text is gone from the kept history (``webui/prompt/history.py``) of
 every process at its next use of that cache, not only once idle, whatever deleted it (the delete
 service, or its member's account deleted): here the delete runs in another process (``manage.py shell`` on the same database, as a second web worker would), and the next
 turn of another conversation is this process's next use. (Threads share one cache: see
@@ -13,7 +13,7 @@ import pytest
 
 from tests.live_servers import server_environment
 from webui.models import Conversation
-from webui.turns import history
+from webui.prompt import history
 from webui.turns.service import run_turn
 
 from .test_outbox_workers import database_url

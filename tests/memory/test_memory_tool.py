@@ -78,7 +78,7 @@ def test_remember_is_recorded_and_says_it_is_kept_once_saved(conversation: Conve
 def remembered_scope(conversation: Conversation, tool_input: dict[str, Any]) -> Any:
     from pippa_memory.extension import MemoryExtension
     from webui.extensions import TurnContext
-    from webui.prompt.types import ToolCall
+    from webui.prompt_types import ToolCall
 
     turn = TurnContext(conversation=conversation, user_message=None, first_turn=False)  # type: ignore[arg-type]
     _, output = MemoryExtension().execute_tool(
@@ -173,7 +173,7 @@ def test_bad_tool_input_gets_an_error_result_saying_what_is_allowed(
 ) -> None:
     from pippa_memory.extension import MemoryExtension
     from webui.extensions import TurnContext
-    from webui.prompt.types import ToolCall
+    from webui.prompt_types import ToolCall
 
     turn = TurnContext(conversation=conversation, user_message=None, first_turn=False)  # type: ignore[arg-type]
     handled, output = MemoryExtension().execute_tool(

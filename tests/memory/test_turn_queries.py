@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 #: Queries of a later chat turn on the offline vessel with memory off (the host's own), on both
 #: backends. A change here is a regression to explain, or a saving to write down. (27: the history
 #: cache reads the shared deletions version, so a conversation deleted by another process leaves
-#: this one's kept history at once, ``webui/turns/history.py``; and the turn notes on its lease the
+#: this one's kept history at once, ``webui/prompt/history.py``; and the turn notes on its lease the
 #: message it answers, so a crash keeps its partial reply against it, ``webui/turns/lock.py``, while
 #: its claim of a free conversation is one UPDATE and its stop flag one read. 30: the open-replies
 #: cap is taken with the claim, ``webui/turns/lock.py``, so the claim is a transaction (its

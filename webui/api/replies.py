@@ -5,9 +5,9 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from webui.api.errors import error_response
-from webui.api.serializers import MessageSerializer, serialized_messages
 from webui.turns.events import TurnError, TurnResult
 from webui.turns.reply_cap import RETRY_AFTER_SECONDS
+from webui.web.messages_json import MessageSerializer, serialized_messages
 
 
 def turn_response(result: TurnResult) -> Response:

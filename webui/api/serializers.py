@@ -1,15 +1,11 @@
-"""Serializers for conversations and messages, and a helper giving messages their notes."""
+"""Serializers of the JSON API's requests and conversations (messages are :mod:`webui.web.messages_json`)."""
 
 import re
-from typing import Any
 
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from webui.conf import webui_settings
-from webui.extensions import message_notes
-from webui.models import Conversation, Message, Soul, Vessel
-from webui.text.reply_markdown import render_reply_html
+from webui.models import Conversation, Soul, Vessel
 from webui.web.conversations import title_problem
 
 SLUG = re.compile(r"^[-a-zA-Z0-9_]+\Z")
@@ -58,54 +54,6 @@ class ConversationSerializer(serializers.ModelSerializer):
         if not vessel.enabled:
             raise serializers.ValidationError(f"The vessel {vessel.slug!r} is switched off.")
         return vessel
-
-
-class MessageNoteSerializer(serializers.Serializer):
-    """A note shown under a message (:class:`webui.extensions.MessageNote`): never part of it."""
-
-    kind = serializers.CharField()
-    text = serializers.CharField()
-
-
-class MessageSerializer(serializers.ModelSerializer):
-    """A stored message, as the chat page shows it: a reply also as sanitised HTML (``html``,
-    :mod:`webui.text.reply_markdown`; a member's own message has ``html`` null and shows as written),
-    with the notes the installed extensions put under it (give them as
-    ``context={"notes": message_notes(...)}``; none without)."""
-
-    vessel = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
-    html = serializers.SerializerMethodField()
-    notes = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Message
-        fields = [
-            "id",
-            "role",
-            "content",
-            "html",
-            "tool_uses",
-            "usage",
-            "vessel",
-            "answers",
-            "stopped",
-            "interrupted",
-            "created_at",
-            "notes",
-        ]
-        read_only_fields = fields
-
-    @extend_schema_field(
-        {"type": "string", "nullable": True, "description": "A reply's Markdown as sanitised HTML."}
-    )
-    def get_html(self, message: Message) -> str | None:
-        if message.role != Message.Role.ASSISTANT:
-            return None
-        return render_reply_html(message.content)
-
-    @extend_schema_field(MessageNoteSerializer(many=True))
-    def get_notes(self, message: Message) -> list[dict[str, str]]:
-        return self.context.get("notes", {}).get(str(message.pk), [])
 
 
 class StrictCharField(serializers.CharField):
@@ -176,10 +124,3 @@ class StopSerializer(serializers.Serializer):
     """The running turn to stop, by the id its ``TurnStarted`` (or a 409) named."""
 
     turn_id = StrictUUIDField()
-
-
-def serialized_messages(conversation: Conversation, messages: list[Message]) -> list[Any]:
-    """``messages`` of ``conversation`` as the API gives them, each with its notes. For the
-    conversation's own member only: callers reach it through ``conversations_for``."""
-    notes = message_notes(conversation, messages)
-    return MessageSerializer(messages, many=True, context={"notes": notes}).data

@@ -36,7 +36,6 @@ from rest_framework.request import Request
 from rest_framework.utils.encoders import JSONEncoder
 
 from webui.api.replies import turn_error_response, turn_response
-from webui.api.serializers import MessageSerializer
 from webui.models import Conversation, Message
 from webui.turns.events import (
     Delta,
@@ -48,6 +47,7 @@ from webui.turns.events import (
     TurnStarted,
 )
 from webui.turns.service import stream_turn
+from webui.web.messages_json import MessageSerializer
 
 logger = logging.getLogger(__name__)
 

@@ -2,8 +2,7 @@
 
 from django.urls import path
 
-from webui.api import views
-from webui.ledger import api as ledger
+from webui.api import ledger, views
 
 #: Each route under one conversation (``conversations/<id>/``): its tail, its view, its name.
 CONVERSATION_ROUTES = (

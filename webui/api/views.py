@@ -16,12 +16,10 @@ from webui.api.open_replies import past_reply_cap
 from webui.api.replies import turn_error_response, turn_response
 from webui.api.serializers import (
     ConversationSerializer,
-    MessageSerializer,
     RenameSerializer,
     RetrySerializer,
     SendMessageSerializer,
     StopSerializer,
-    serialized_messages,
 )
 from webui.api.streams import (
     EventStreamNegotiation,
@@ -33,6 +31,7 @@ from webui.models import Conversation, Message
 from webui.turns.lock import StopOutcome, request_stop
 from webui.turns.service import TurnError, retry_turn, run_turn
 from webui.web.conversations import ConversationError, delete_conversation, rename_conversation
+from webui.web.messages_json import MessageSerializer, serialized_messages
 from webui.web.selectors import SEARCH_MAX_CHARS, conversation_for, listed_conversations_for
 
 TURN_REPLY = inline_serializer(

@@ -1,7 +1,7 @@
 """How a model's prompt-cache prices are found in the ``CACHE_PRICES`` table, and what is wrong with one.
 
 The table's default, each provider's published prices with their source and the day they were
-read, is :data:`webui.ledger.published_prices.PUBLISHED_CACHE_PRICES`; ``WEBUI_CACHE_PRICES``
+read, is :data:`webui.published_prices.PUBLISHED_CACHE_PRICES`; ``WEBUI_CACHE_PRICES``
 replaces the adapters it names (:mod:`webui.conf`).
 """
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from webui.conf import webui_settings
-from webui.ledger.published_prices import price_row
+from webui.published_prices import price_row
 
 FREE_ROW = price_row(0.0, 0.0, 0.0, 0)
 

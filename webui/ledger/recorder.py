@@ -28,7 +28,7 @@ from django.db import DatabaseError, transaction
 
 from webui.ledger.section_hash import SectionHasher, hasher_for, site_hasher
 from webui.models import Conversation, Message, VesselCall, VesselMove
-from webui.prompt.types import Prompt, ToolDefinition
+from webui.prompt_types import Prompt, ToolDefinition
 from webui.text.canonical import canonical_bytes
 from webui.vessels.encoding import list_bytes, stable_bytes, without_markers
 

@@ -2,7 +2,7 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import webui.unattended.schedules
+import webui.schedules
 from django.db import migrations, models
 
 
@@ -42,7 +42,7 @@ class Migration(migrations.Migration):
                     models.CharField(
                         help_text="An interval such as 'every 15m' (s, m, h or d) or a cron expression '0 7 * * *'.",
                         max_length=100,
-                        validators=[webui.unattended.schedules.validate_schedule],
+                        validators=[webui.schedules.validate_schedule],
                     ),
                 ),
                 ("enabled", models.BooleanField(default=True)),

@@ -86,7 +86,7 @@ class Message(models.Model):
         """Give a new row the next position in its conversation before it is written.
 
         A row is never changed once written (processes cache history as append-only,
-        :mod:`webui.turns.history`); the admin shows messages read only.
+        :mod:`webui.prompt.history`); the admin shows messages read only.
         """
         if self.sequence is None:
             last = (

@@ -7,7 +7,7 @@ from django.utils import timezone
 from webui.models.conversations import Conversation
 from webui.models.souls import Soul
 from webui.models.vessels import Vessel
-from webui.unattended.schedules import validate_schedule
+from webui.schedules import validate_schedule
 
 
 class ScheduledJob(models.Model):

@@ -2,6 +2,7 @@
 
 import logging
 import os
+import re
 from collections.abc import Collection
 
 from django.core.exceptions import ValidationError
@@ -10,10 +11,43 @@ from django.db import DatabaseError, models
 from django.urls import reverse
 from django.utils import timezone
 
-from webui.vessels.key_env import api_key_env_problem
-from webui.vessels.names import adapter_choices
-
 logger = logging.getLogger(__name__)
+
+#: Each ``Vessel.adapter`` value and how the vessel form names it, in the order the form lists them.
+#: The registry (:mod:`webui.vessels.registry`) files each adapter class under one of these names
+#: and refuses to load when the two disagree, so adding a provider is one adapter module, one line
+#: in the registry and one line here.
+ADAPTER_LABELS: dict[str, str] = {
+    "anthropic": "Anthropic Messages",
+    "openai": "OpenAI Chat Completions",
+    "openai_responses": "OpenAI Responses",
+    "gemini": "Google Gemini",
+    "ollama": "Ollama",
+    "openai_compatible": "OpenAI-compatible server",
+    "offline": "Offline (no network)",
+}
+
+#: The environment variables that may hold a vessel's API key (the vessel stores only the name).
+KEY_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*(KEY|TOKEN)[A-Z0-9_]*$")
+# The project's own secrets: a vessel naming one of these would send it to the provider as a key.
+RESERVED_ENV_PREFIXES = ("DJANGO_", "PIPPA_", "DATABASE_", "WEBUI_")
+
+
+def adapter_choices() -> list[tuple[str, str]]:
+    """``(value, label)`` for each adapter, in order: the ``Vessel.adapter`` field's choices."""
+    return list(ADAPTER_LABELS.items())
+
+
+def api_key_env_problem(name: str) -> str | None:
+    """Why ``name`` cannot hold a vessel's key, or ``None``."""
+    if name.startswith(RESERVED_ENV_PREFIXES):
+        return f"{name} belongs to the project's own settings and cannot hold a vessel's key."
+    if not KEY_ENV_NAME.match(name):
+        return (
+            f"{name} is not a key variable name: use capitals, digits and underscores, with KEY or "
+            "TOKEN in it (for example ANTHROPIC_API_KEY)."
+        )
+    return None
 
 
 def validate_api_key_env(name: str) -> None:

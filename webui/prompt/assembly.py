@@ -15,9 +15,9 @@ from webui.bounded_cache import BoundedCache, text_size
 from webui.conf import webui_settings
 from webui.extensions import TurnContext, registered_extensions
 from webui.models import Conversation, VaultSnapshot
-from webui.prompt.types import Prompt
+from webui.prompt.history import conversation_history
 from webui.prompt.vault import read_vault
-from webui.turns.history import conversation_history
+from webui.prompt_types import Prompt
 
 logger = logging.getLogger(__name__)
 

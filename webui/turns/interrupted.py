@@ -12,7 +12,7 @@ import uuid
 
 from webui.models import Conversation, Message
 from webui.models.messages import empty_usage
-from webui.prompt.types import ToolRound
+from webui.prompt_types import ToolRound
 from webui.text.canonical import without_nul
 from webui.turns.rounds import consume_saved_rounds, recorded_rounds, saved_tool_rounds
 

@@ -10,7 +10,7 @@ have carried.
 from typing import Any
 
 from webui.models import Message, TurnRound
-from webui.prompt.types import ToolRound, ToolUse
+from webui.prompt_types import ToolRound, ToolUse
 from webui.text.canonical import without_nul
 
 

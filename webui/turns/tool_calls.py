@@ -9,7 +9,7 @@ from collections.abc import Generator
 from dataclasses import replace
 
 from webui.extensions import TurnContext, registered_extensions
-from webui.prompt.types import ToolCall, ToolRound, ToolUse
+from webui.prompt_types import ToolCall, ToolRound, ToolUse
 from webui.text.canonical import json_roundtrip
 from webui.turns.events import ToolFinished, ToolStarted, TurnEvent
 from webui.vessels.base import VesselReply

@@ -19,8 +19,8 @@ from webui.ledger.recorder import TurnLedger, save_ledger_row
 from webui.models import VesselCall
 from webui.prompt.assembly import assemble_prompt
 from webui.prompt.pins import settle_pins
-from webui.prompt.types import Prompt, ToolDefinition, ToolRound
 from webui.prompt.vault import VaultError
+from webui.prompt_types import Prompt, ToolDefinition, ToolRound
 from webui.text.lone_surrogates import replace_lone_surrogates
 from webui.turns.busy_database import retry_while_locked
 from webui.turns.events import Delta, StopSignal, TurnError, TurnEvent

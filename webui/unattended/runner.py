@@ -17,10 +17,10 @@ from django.utils import timezone
 
 from webui.extensions import registered_extensions
 from webui.models import Conversation, ScheduledJob, Soul, UnattendedRun, Vessel
+from webui.schedules import next_run_after
 from webui.turns.lock import lease_end
 from webui.turns.service import TurnError, run_turn
 from webui.unattended.lease import RunHeartbeat
-from webui.unattended.schedules import next_run_after
 from webui.vessels.errors import VesselError
 
 logger = logging.getLogger(__name__)

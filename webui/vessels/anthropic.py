@@ -11,7 +11,7 @@ after a tool round would pay for that round again). Three of the four breakpoint
 from collections.abc import Sequence
 from typing import Any
 
-from webui.prompt.types import Prompt, ToolCall, ToolDefinition, ToolUse
+from webui.prompt_types import Prompt, ToolCall, ToolDefinition, ToolUse
 from webui.text.canonical import canonical_json
 from webui.vessels.base import (
     Message,

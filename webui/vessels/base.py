@@ -1,7 +1,7 @@
 """The contract every vessel adapter fills, in the style of django-anymail's backends.
 
 :meth:`VesselAdapter.complete` is the template method: build the provider's request from the
-assembled :class:`~webui.prompt.types.Prompt`, send it, parse the answer into a :class:`VesselReply`.
+assembled :class:`~webui.prompt_types.Prompt`, send it, parse the answer into a :class:`VesselReply`.
 :meth:`VesselAdapter.complete_structured` is the same with tools off and the provider's JSON mode.
 :meth:`VesselAdapter.stream` is the same call with the answer yielded as it arrives (see
 :mod:`webui.vessels.streaming`).
@@ -16,7 +16,8 @@ from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from webui.prompt.types import (
+from webui.models.vessels import api_key_env_problem
+from webui.prompt_types import (
     HistoryMessage,
     Prompt,
     ToolDefinition,
@@ -25,7 +26,6 @@ from webui.prompt.types import (
 )
 from webui.vessels.encoding import EncodedMessage
 from webui.vessels.errors import VesselError, unencodable_text_error
-from webui.vessels.key_env import api_key_env_problem
 from webui.vessels.replies import StructuredReply as StructuredReply
 from webui.vessels.replies import VesselReply as VesselReply
 from webui.vessels.replies import normalised_usage as normalised_usage

@@ -4,7 +4,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from webui.prompt.types import Prompt
+from webui.prompt_types import Prompt
 from webui.vessels.errors import VesselConfigurationError, VesselError
 from webui.vessels.registry import adapter_for, build_adapter
 

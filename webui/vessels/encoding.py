@@ -2,8 +2,8 @@
 
 Every call replays the whole history, and a stored message renders to the same provider messages
 and the same canonical JSON every time (rows are append-only, and the history a process keeps
-holds the same :class:`~webui.prompt.types.HistoryMessage` objects from turn to turn, see
-:mod:`webui.turns.history`). So :meth:`VesselAdapter.render_history` keeps each message's rendering
+holds the same :class:`~webui.prompt_types.HistoryMessage` objects from turn to turn, see
+:mod:`webui.prompt.history`). So :meth:`VesselAdapter.render_history` keeps each message's rendering
 with the message, as :class:`EncodedMessage` dicts that carry their own bytes, and the two places
 that serialise a whole request, the wire body (:func:`request_bytes`) and the cache ledger
 (:func:`stable_bytes`), read those bytes instead of encoding the history again. The result is

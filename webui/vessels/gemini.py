@@ -9,7 +9,7 @@ came (Gemini 3 requires the signature). Calls without an id get one derived from
 from collections.abc import Sequence
 from typing import Any
 
-from webui.prompt.types import Prompt, ToolCall, ToolDefinition, ToolUse, derived_call_id
+from webui.prompt_types import Prompt, ToolCall, ToolDefinition, ToolUse, derived_call_id
 from webui.vessels.base import Message, VesselReply, normalised_usage
 from webui.vessels.errors import VesselError, error_member, error_object_fields
 from webui.vessels.http import RequestsAdapter

@@ -16,7 +16,7 @@ from collections.abc import Generator, Sequence
 from typing import Any
 
 from webui.conf import webui_settings
-from webui.prompt.types import Prompt, ToolCall, ToolDefinition, ToolUse, derived_call_id
+from webui.prompt_types import Prompt, ToolCall, ToolDefinition, ToolUse, derived_call_id
 from webui.text.canonical import canonical_bytes, canonical_json
 from webui.vessels.base import (
     Message,

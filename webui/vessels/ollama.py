@@ -10,7 +10,7 @@ vessel names an environment variable that holds it (a proxy in front of Ollama, 
 from collections.abc import Sequence
 from typing import Any
 
-from webui.prompt.types import Prompt, ToolDefinition, ToolUse
+from webui.prompt_types import Prompt, ToolDefinition, ToolUse
 from webui.text.canonical import canonical_json
 from webui.vessels.base import Message, VesselReply, normalised_usage
 from webui.vessels.errors import error_member

@@ -8,7 +8,7 @@ conversation id, so every turn of a conversation is routed to the same cache.
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from webui.prompt.types import Prompt, ToolCall, ToolDefinition, ToolUse, derived_call_id
+from webui.prompt_types import Prompt, ToolCall, ToolDefinition, ToolUse, derived_call_id
 from webui.text.canonical import canonical_json
 from webui.vessels.base import (
     Message,

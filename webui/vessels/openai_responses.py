@@ -11,7 +11,7 @@ conversation id.
 from collections.abc import Sequence
 from typing import Any
 
-from webui.prompt.types import Prompt, ToolCall, ToolDefinition, ToolUse
+from webui.prompt_types import Prompt, ToolCall, ToolDefinition, ToolUse
 from webui.text.canonical import canonical_json
 from webui.vessels.base import Message, VesselReply, normalised_usage, parse_json_arguments
 from webui.vessels.errors import VesselError

@@ -1,7 +1,7 @@
 """The adapters this installation provides, filed under the ``Vessel.adapter`` value each serves.
 
 Each adapter class names itself (``adapter_name``); the ``Vessel.adapter`` choices are the names
-and labels in :mod:`webui.vessels.names`, a leaf the model reads without importing any adapter.
+and labels in :mod:`webui.models.vessels`, which the model reads without importing any adapter.
 This module refuses to load when the two lists disagree.
 """
 
@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 
 from django.core.exceptions import ImproperlyConfigured
 
+from webui.models.vessels import ADAPTER_LABELS
 from webui.vessels.anthropic import AnthropicAdapter
 from webui.vessels.base import VesselAdapter
 from webui.vessels.errors import VesselConfigurationError
 from webui.vessels.gemini import GeminiAdapter
-from webui.vessels.names import ADAPTER_LABELS
 from webui.vessels.offline import OfflineAdapter
 from webui.vessels.ollama import OllamaAdapter
 from webui.vessels.openai import OpenAIAdapter
@@ -43,7 +43,7 @@ ADAPTER_CLASSES: dict[str, type[VesselAdapter]] = {
 if list(ADAPTER_CLASSES) != list(ADAPTER_LABELS):
     raise ImproperlyConfigured(
         f"The adapters {list(ADAPTER_CLASSES)} and the adapter names {list(ADAPTER_LABELS)} "
-        "(webui/vessels/names.py) must be the same, in the same order."
+        "(webui/models/vessels.py) must be the same, in the same order."
     )
 
 

@@ -5,7 +5,7 @@ structured-mode answer. A leaf below both the adapter base and the stream parser
 from dataclasses import dataclass, field
 from typing import Any
 
-from webui.prompt.types import ToolCall
+from webui.prompt_types import ToolCall
 from webui.text.lone_surrogates import lone_surrogate_path
 
 

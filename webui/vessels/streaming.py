@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from webui.prompt.types import Prompt, derived_call_id
+from webui.prompt_types import Prompt, derived_call_id
 from webui.text.lone_surrogates import lone_surrogate_path
 from webui.vessels.errors import VesselError, unencodable_text_error
 

@@ -70,7 +70,7 @@ def delete_conversation(*, conversation: Conversation) -> None:
     :class:`ConversationError` (``turn_in_progress``, the running turn's id in ``details``) and
     nothing is deleted. A delete that fails frees the lock. What this process cached of the
     conversation's history goes with it, as with any delete (other processes drop theirs at their
-    next use of that cache, :mod:`webui.turns.history`).
+    next use of that cache, :mod:`webui.prompt.history`).
     """
     try:
         lock = claim_turn(conversation, keep=False)

@@ -18,7 +18,6 @@ from django.utils import timezone
 from django.views import defaults
 from django.views.decorators.http import require_POST, require_safe
 
-from webui.api.serializers import serialized_messages
 from webui.conf import webui_settings
 from webui.extensions import memory_tool_notice
 from webui.models import Conversation, Message, Soul, UnattendedRun, Vessel
@@ -45,6 +44,7 @@ from webui.web.forms import (
     RenameConversationForm,
     WakeSoulForm,
 )
+from webui.web.messages_json import serialized_messages
 from webui.web.page_slots import conversation_panels
 from webui.web.selectors import (
     conversation_for,

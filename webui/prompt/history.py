@@ -5,7 +5,7 @@ Message rows are append-only: a turn, a retry and a stopped reply each add rows 
 was committed), and nothing edits a row or deletes one alone (the admin shows messages read only);
 deleting a conversation takes its rows with it. So a process caches each conversation's history as
 it last read it (:data:`HISTORY_CACHE`) and at the next turn reads only the rows added since, as
-plain values straight into :class:`~webui.prompt.types.HistoryMessage`, never as model instances.
+plain values straight into :class:`~webui.prompt_types.HistoryMessage`, never as model instances.
 The bytes are the same either way: ``tests/host/test_history.py`` proves it over a long
 conversation with tool rounds.
 
@@ -32,7 +32,7 @@ from django.db import transaction
 from webui.bounded_cache import BoundedCache, text_size
 from webui.conf import webui_settings
 from webui.models import Conversation
-from webui.prompt.types import HistoryMessage, ToolRound, ToolUse
+from webui.prompt_types import HistoryMessage, ToolRound, ToolUse
 
 if TYPE_CHECKING:
     from webui.models import Message
