@@ -3,7 +3,8 @@ entries and in bytes, and safe when several threads read, write and evict at onc
 
 A process keeps three things between requests (a conversation's history, a soul's vault base, a
 rendered memory block); each is a :class:`BoundedCache` of its own, so a bound or a lock is never
-written twice. The byte bound is what each entry's ``size`` function says it costs (text: its
+written twice, and one whose bounds are settings is a :class:`CacheFromSettings`, built when first
+used. The byte bound is what each entry's ``size`` function says it costs (text: its
 UTF-8 length), so one long conversation cannot crowd out memory that many short ones share.
 An optional idle bound (``max_idle_seconds``) drops an entry nobody has used for that long, at the
 cache's next use: what another process deleted is not held for ever, with no query to find out.
@@ -13,7 +14,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -141,3 +142,54 @@ class BoundedCache(Generic[K, V]):
         kept = self._entries.pop(key, None)
         if kept is not None:
             self._bytes -= kept[1]
+
+
+class CacheFromSettings(Generic[K, V]):
+    """A :class:`BoundedCache` whose bounds come from settings, read when it is built: at its first
+    use, and again (a new, empty cache) at the first use after ``bounds()`` says otherwise (a test's
+    override, say), never at import. ``bounds()`` gives the cache's ``max_entries``, ``max_bytes``
+    and ``max_idle_seconds``; ``clock`` is read at every use, so a test may set its own."""
+
+    def __init__(
+        self,
+        bounds: Callable[[], dict[str, Any]],
+        *,
+        size: Callable[[V], int],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.bounds, self.size, self.clock = bounds, size, clock
+        self._built: tuple[dict[str, Any], BoundedCache[K, V]] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def cache(self) -> BoundedCache[K, V]:
+        wanted = self.bounds()
+        with self._lock:
+            if self._built is None or self._built[0] != wanted:
+                built = BoundedCache(**wanted, size=self.size, clock=lambda: self.clock())
+                self._built = (wanted, built)
+            return self._built[1]
+
+    def get(self, key: K) -> V | None:
+        return self.cache.get(key)
+
+    def put(self, key: K, value: V) -> None:
+        self.cache.put(key, value)
+
+    def discard(self, key: K) -> None:
+        self.cache.discard(key)
+
+    def keys(self) -> list[K]:
+        return self.cache.keys()
+
+    def values(self) -> list[V]:
+        return self.cache.values()
+
+    def clear(self) -> None:
+        self.cache.clear()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.cache
+
+    def __len__(self) -> int:
+        return len(self.cache)

@@ -2,10 +2,12 @@
 asked) in idle time, and safe when many threads put and evict at once."""
 
 import threading
+from typing import Any
 
 import pytest
 
-from webui.bounded_cache import BoundedCache, text_size
+from webui.bounded_cache import BoundedCache, CacheFromSettings, text_size
+from webui.prompt import assembly, history
 
 
 def texts(**bounds: int) -> BoundedCache[str, str]:
@@ -97,3 +99,29 @@ def test_many_threads_putting_and_evicting_at_once_keep_both_bounds() -> None:
     assert errors == []
     assert len(cache) <= 16
     assert cache.bytes_kept == sum(text_size(value) for value in cache.values()) <= 200
+
+
+def test_a_cache_from_settings_reads_its_bounds_when_built_and_again_after_they_change() -> None:
+    bounds = {"max_entries": 2, "max_bytes": 100}
+    cache: CacheFromSettings[str, str] = CacheFromSettings(lambda: dict(bounds), size=len)
+    for key in "abc":
+        cache.put(key, "x")
+    assert cache.keys() == ["b", "c"]
+
+    bounds["max_entries"] = 3  # as a changed setting would
+    assert len(cache) == 0  # a new cache, built with the new bounds
+    for key in "abcd":
+        cache.put(key, "x")
+    assert cache.keys() == ["b", "c", "d"]
+
+
+def test_the_processs_caches_take_their_bounds_from_the_settings_in_force(settings: Any) -> None:
+    settings.WEBUI = {
+        **settings.WEBUI,
+        "VAULT_CACHE_TEXTS": 3,
+        "HISTORY_CACHE_CONVERSATIONS": 5,
+        "HISTORY_CACHE_IDLE_SECONDS": 60,
+    }
+    assert assembly.VAULT_TEXTS.cache.max_entries == 3
+    assert history.HISTORY_CACHE.cache.max_entries == 5
+    assert history.HISTORY_CACHE.cache.max_idle_seconds == 60

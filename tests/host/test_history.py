@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from webui.bounded_cache import BoundedCache
 from webui.models import Conversation, Message
 from webui.prompt import history
 from webui.prompt_types import HistoryMessage, Prompt
@@ -151,31 +150,33 @@ def test_a_conversation_deleted_through_the_admin_leaves_the_history_cache(
 
 
 def test_a_conversation_deleted_elsewhere_leaves_this_processs_cache_once_idle(
-    conversation: Conversation, recording_tool: Any, make_conversation: Any
+    conversation: Conversation,
+    recording_tool: Any,
+    make_conversation: Any,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Another process's delete is not seen here, so an idle entry is dropped at the cache's
-    next use, with no query: here a second cache stands for the other process's, on a clock the
-    test moves."""
+    next use, with no query: the process's own history cache, its idle bound read from
+    ``WEBUI_HISTORY_CACHE_IDLE_SECONDS`` when the cache is built, on a clock the test moves."""
+    settings.WEBUI = {**settings.WEBUI, "HISTORY_CACHE_IDLE_SECONDS": 700}  # not the default
     now = [1000.0]
-    cache: BoundedCache[str, history.CachedHistory] = BoundedCache(
-        max_entries=8,
-        max_bytes=1 << 20,
-        max_idle_seconds=900,
-        size=lambda h: h.size,
-        clock=lambda: now[0],
-    )
-    run_turn(conversation=conversation, text="the secret plan")
-    newest = Message.objects.create(conversation=conversation, role="user", content="now")
-    cache.put("deleted", history.read_rows(conversation, after=0, before=newest.sequence))
-    Conversation.objects.filter(pk=conversation.pk).delete()  # as another process would
+    monkeypatch.setattr(history.HISTORY_CACHE, "clock", lambda: now[0])
+    other = make_conversation()
+    for text in ("the secret plan", "and the rest of it"):  # a later turn keeps the history
+        run_turn(conversation=conversation, text=text)
+    assert str(conversation.pk) in history.HISTORY_CACHE
+    # deleted by another process: this one is not told (no signal here), only the idle bound helps
+    Message.objects.filter(conversation=conversation).delete()
 
     now[0] += 600
-    cache.put("talking", history.CachedHistory((), ()))
-    assert "deleted" in cache  # still within the idle bound
+    for text in ("hello", "again"):
+        run_turn(conversation=other, text=text)
+    assert str(conversation.pk) in history.HISTORY_CACHE  # still within the idle bound
 
     now[0] += 400  # 1000 s since its last use, 400 s since the other's
-    assert "deleted" not in cache
-    assert "talking" in cache
+    assert str(conversation.pk) not in history.HISTORY_CACHE
+    assert str(other.pk) in history.HISTORY_CACHE
 
 
 def test_the_history_cache_is_shared_by_the_process_threads(

@@ -11,7 +11,7 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from webui.bounded_cache import BoundedCache, text_size
+from webui.bounded_cache import CacheFromSettings, text_size
 from webui.conf import webui_settings
 from webui.extensions import TurnContext, registered_extensions
 from webui.models import Conversation, VaultSnapshot
@@ -69,9 +69,11 @@ def turn_slot(turn: TurnContext, *, now: datetime) -> tuple[str, ...]:
 
 #: Vault bases by (soul id, sha256): snapshots never change, so a process may cache them
 #: (``WEBUI_VAULT_CACHE_TEXTS`` and ``WEBUI_VAULT_CACHE_MAX_BYTES`` bound it).
-VAULT_TEXTS: BoundedCache[tuple[int, str], str] = BoundedCache(
-    max_entries=webui_settings.VAULT_CACHE_TEXTS,
-    max_bytes=webui_settings.VAULT_CACHE_MAX_BYTES,
+VAULT_TEXTS: CacheFromSettings[tuple[int, str], str] = CacheFromSettings(
+    lambda: {
+        "max_entries": webui_settings.VAULT_CACHE_TEXTS,
+        "max_bytes": webui_settings.VAULT_CACHE_MAX_BYTES,
+    },
     size=text_size,
 )
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from django.core.cache import cache
 from django.db import transaction
 
-from webui.bounded_cache import BoundedCache, text_size
+from webui.bounded_cache import CacheFromSettings, text_size
 from webui.conf import webui_settings
 from webui.models import Conversation
 from webui.prompt_types import HistoryMessage, ToolRound, ToolUse
@@ -52,10 +52,12 @@ class CachedHistory:
 
 
 #: Each conversation's history as this process last read it, by conversation id.
-HISTORY_CACHE: BoundedCache[str, CachedHistory] = BoundedCache(
-    max_entries=webui_settings.HISTORY_CACHE_CONVERSATIONS,
-    max_bytes=webui_settings.HISTORY_CACHE_MAX_BYTES,
-    max_idle_seconds=webui_settings.HISTORY_CACHE_IDLE_SECONDS,
+HISTORY_CACHE: CacheFromSettings[str, CachedHistory] = CacheFromSettings(
+    lambda: {
+        "max_entries": webui_settings.HISTORY_CACHE_CONVERSATIONS,
+        "max_bytes": webui_settings.HISTORY_CACHE_MAX_BYTES,
+        "max_idle_seconds": webui_settings.HISTORY_CACHE_IDLE_SECONDS,
+    },
     size=lambda history: history.size,
 )
 
