@@ -11,9 +11,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
-from tests.browser.layout import assert_fits
 from tests.browser.test_chat_flow import log_in
 from tests.conftest import PASSWORD
+from tests.support.layout import assert_fits
 from webui.models import MemberSettings, Vessel
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

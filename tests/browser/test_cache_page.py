@@ -9,10 +9,9 @@ import pytest
 from django.contrib.auth.models import Permission
 from playwright.sync_api import Page, expect
 
+from tests.browser.test_chat_flow import SCREENSHOTS, log_in
 from webui.models import Conversation, VesselCall
 from webui.turns.service import run_turn
-
-from .test_chat_flow import SCREENSHOTS, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

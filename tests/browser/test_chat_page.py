@@ -14,7 +14,7 @@ from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from tests.browser.test_chat_flow import log_in
-from tests.host.fakes import ScriptedStreamAdapter
+from tests.support.fakes import ScriptedStreamAdapter
 from webui.models import Conversation, Message
 from webui.vessels import registry
 

@@ -13,16 +13,15 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from pippa_memory.models import PinRecord
-from tests.memory.household_memory import add_memory, said_in_chat
+from tests.browser.test_chat_flow import SCREENSHOTS, log_in
+from tests.browser.test_memory_tool_flow import send, start_conversation
+from tests.browser.test_streaming_chat import LONG, WRITING_TEXT, slow_offline_vessel  # noqa: F401 (fixture)
+from tests.browser.test_two_members_memory import pinned_block_text
 from tests.memory.test_memory_privacy import deliver_all
+from tests.support.household_memory import add_memory, said_in_chat
+from tests.support.layout import PHONE, WIDTHS, assert_fits, box_of, inside_viewport
 from webui.conf import webui_settings
 from webui.models import Conversation, Message
-
-from .layout import PHONE, WIDTHS, assert_fits, box_of, inside_viewport
-from .test_chat_flow import SCREENSHOTS, log_in
-from .test_memory_tool_flow import send, start_conversation
-from .test_streaming_chat import LONG, WRITING_TEXT, slow_offline_vessel  # noqa: F401 (fixture)
-from .test_two_members_memory import pinned_block_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

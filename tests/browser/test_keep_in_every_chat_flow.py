@@ -1,7 +1,7 @@
 """A member reads on "What Pippa remembers" how many memories Pippa keeps and how many a new chat
 carries, marks an old memory of hers *keep in every chat*, sees it tagged as carried, and unmarks
 it, on a phone's width and a desktop's. Against a stand-in engine over real HTTP that speaks
-contract version 3's ``keep`` and ``left_out`` (``tests/memory/keeping_engine.py``)."""
+contract version 3's ``keep`` and ``left_out`` (``tests/support/keeping_engine.py``)."""
 
 import os
 from collections.abc import Iterator
@@ -10,10 +10,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.browser.test_chat_flow import SCREENSHOTS, log_in
 from tests.memory.conftest import TOKEN
-from tests.memory.keeping_engine import KeepingEngine
-
-from .test_chat_flow import SCREENSHOTS, log_in
+from tests.support.keeping_engine import KeepingEngine
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -13,12 +13,11 @@ from playwright.sync_api import Page, expect
 from rest_framework.test import APIClient
 
 from pippa_memory.models import MemoryBlock, OutboxEvent
-from tests.memory.household_memory import add_memory
+from tests.browser.test_chat_flow import SCREENSHOTS, log_in
+from tests.support.household_memory import add_memory
+from tests.support.layout import WIDTHS, assert_fits, box_of, inside_viewport, overflow_report
 from webui.models import Conversation, Message, ScheduledJob, UnattendedRun, VaultSnapshot, Vessel
 from webui.unattended.runner import run_due_jobs, run_wake
-
-from .layout import WIDTHS, assert_fits, box_of, inside_viewport, overflow_report
-from .test_chat_flow import SCREENSHOTS, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

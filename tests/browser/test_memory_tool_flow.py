@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import Permission
 from playwright.sync_api import Page, expect
 
-from .test_chat_flow import SCREENSHOTS, log_in
+from tests.browser.test_chat_flow import SCREENSHOTS, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

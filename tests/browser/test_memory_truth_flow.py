@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.memory.household_memory import head
-
-from .test_chat_flow import SCREENSHOTS, log_in
+from tests.browser.test_chat_flow import SCREENSHOTS, log_in
+from tests.support.household_memory import head
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

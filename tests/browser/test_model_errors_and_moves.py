@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.layout import assert_fits, box_of
 from tests.browser.test_chat_flow import log_in
+from tests.support.layout import assert_fits, box_of
 from webui.models import Conversation, Message, Vessel, VesselCall, VesselMove
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -9,11 +9,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
+from tests.browser.test_chat_flow import SCREENSHOTS, log_in
+from tests.browser.test_memory_tool_flow import send, start_conversation
 from tests.memory.test_memory_privacy import deliver_all
 from webui.models import Message
-
-from .test_chat_flow import SCREENSHOTS, log_in
-from .test_memory_tool_flow import send, start_conversation
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.live_servers import free_port
-from tests.reliability.households import (
+from tests.support.households import (
     checkout_copy,
     household_database,
     make_run,
     wait_until_serving,
 )
+from tests.support.live_servers import free_port
 
 # Two starts of a whole household: one worker, apart from the other servers' tests.
 pytestmark = pytest.mark.xdist_group("production_server")

@@ -13,11 +13,10 @@ from django.contrib.auth.models import Permission
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
+from tests.browser.test_chat_flow import SCREENSHOTS, log_in
+from tests.support.layout import WIDTHS, assert_fits
 from webui.models import ScheduledJob
 from webui.unattended.runner import run_due_jobs
-
-from .layout import WIDTHS, assert_fits
-from .test_chat_flow import SCREENSHOTS, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

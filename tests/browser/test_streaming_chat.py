@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.test_chat_flow import log_in
-from tests.host.fakes import FailingAdapter
+from tests.support.fakes import FailingAdapter
 from webui.models import Conversation, Message
 from webui.vessels import registry
 

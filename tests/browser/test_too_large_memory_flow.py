@@ -11,13 +11,12 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from pippa_memory.models import PinRecord
-from tests.memory.household_memory import add_memory
+from tests.browser.test_chat_flow import SCREENSHOTS, log_in
+from tests.browser.test_memory_tool_flow import send, start_conversation
+from tests.browser.test_two_members_memory import pinned_block_text
+from tests.support.household_memory import add_memory
+from tests.support.layout import WIDTHS, assert_fits
 from webui.models import Conversation
-
-from .layout import WIDTHS, assert_fits
-from .test_chat_flow import SCREENSHOTS, log_in
-from .test_memory_tool_flow import send, start_conversation
-from .test_two_members_memory import pinned_block_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

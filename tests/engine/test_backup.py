@@ -14,9 +14,8 @@ import pytest
 
 from reference_engine.__main__ import main
 from reference_engine.server import ReferenceEngine
-
-from .calls import ALICE, send, turn_event
-from .conftest import TOKEN
+from tests.engine.conftest import TOKEN
+from tests.support.engine_calls import ALICE, send, turn_event
 
 
 def test_a_backup_under_write_load_restores_with_every_acknowledged_memory(tmp_path: Path) -> None:
@@ -97,7 +96,7 @@ def test_manage_py_memory_engine_backup_hands_over_to_the_engine(tmp_path: Path)
 def test_the_engine_keeps_a_copy_a_day_and_the_newest_few(tmp_path: Path) -> None:
     """``--backup-dir``: an engine whose newest copy is a day old takes one at start, checked, and
     deletes the oldest past ``--backup-keep``; a file that is not a nightly copy is left alone."""
-    from .processes import engine_process
+    from tests.support.engine_processes import engine_process
 
     database = tmp_path / "engine.sqlite3"
     seeded = ReferenceEngine(token=TOKEN, database=str(database)).start()

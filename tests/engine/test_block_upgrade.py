@@ -18,10 +18,9 @@ from reference_engine.storage import memories as rows
 from reference_engine.storage.database import Database
 from reference_engine.storage.revisions import block_at, revision_name
 from reference_engine.storage.schema import MIGRATIONS, migrations_backend
+from tests.engine.conftest import TOKEN
 from tests.memory.test_brain_door import NEW_SECRET
-
-from .calls import call
-from .conftest import TOKEN
+from tests.support.engine_calls import call
 
 ROOT = Path(__file__).resolve().parents[2]
 ALICE = {"member": "7", "name": "Alice"}

@@ -9,9 +9,8 @@ import pytest
 
 from reference_engine.selection import same_words
 from reference_engine.server import ReferenceEngine
-
-from .calls import ALICE, call, send, turn_event
-from .conftest import TOKEN
+from tests.engine.conftest import TOKEN
+from tests.support.engine_calls import ALICE, call, send, turn_event
 
 BUDGET = 1000
 FOOTER = re.compile(r"^(\d+) more memor(?:y is|ies are) not shown here: the memory tool's recall")

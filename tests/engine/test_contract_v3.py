@@ -6,8 +6,7 @@ import jsonschema
 
 from pippa_memory.engine import contract
 from reference_engine.server import ReferenceEngine
-
-from .calls import ALICE, BOB, call, recall, send, turn_event
+from tests.support.engine_calls import ALICE, BOB, call, recall, send, turn_event
 
 
 def remembered(engine: ReferenceEngine) -> dict[str, Any]:

@@ -15,9 +15,8 @@ from reference_engine.control import CONTROL_URLS
 from reference_engine.reading import MAX_BODY_BYTES, MAX_DEPTH, MAX_URL_BYTES
 from reference_engine.request_schemas import operations
 from reference_engine.routes import CONTRACT_URLS
-
-from .calls import headers, turn_event
-from .processes import engine_process
+from tests.support.engine_calls import headers, turn_event
+from tests.support.engine_processes import engine_process
 
 PATH_SAMPLES = {"soul": "pippa", "revision": "r1", "id": "walk-item", "member": "7"}
 BODIES: dict[str, dict[str, Any]] = {

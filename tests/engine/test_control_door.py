@@ -5,10 +5,9 @@ import requests
 
 from reference_engine.app import EngineApp
 from reference_engine.server import ReferenceEngine
-
-from .calls import send, turn_event
-from .conftest import TOKEN
-from .processes import engine_process
+from tests.engine.conftest import TOKEN
+from tests.support.engine_calls import send, turn_event
+from tests.support.engine_processes import engine_process
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 

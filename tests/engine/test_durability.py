@@ -6,10 +6,9 @@ from typing import Any
 import requests
 
 from reference_engine.server import ReferenceEngine
-
-from .calls import ALICE, call, recall, send, turn_event
-from .conftest import TOKEN
-from .processes import engine_process, kill
+from tests.engine.conftest import TOKEN
+from tests.support.engine_calls import ALICE, call, recall, send, turn_event
+from tests.support.engine_processes import engine_process, kill
 
 
 def ingest_until_stopped(url: str, stop: threading.Event, log: dict[str, Any]) -> None:

@@ -8,8 +8,7 @@ import jsonschema
 
 from pippa_memory.engine import contract
 from reference_engine.server import ReferenceEngine
-
-from .calls import ALICE, BOB, call, send, turn_event
+from tests.support.engine_calls import ALICE, BOB, call, send, turn_event
 
 
 def exported(url: str, *, limit: int = 100) -> list[dict[str, Any]]:

@@ -14,9 +14,8 @@ import requests
 
 from reference_engine.reading import MAX_BODY_BYTES
 from reference_engine.server import ReferenceEngine
-
-from .calls import ALICE, call, send, turn_event
-from .conftest import TOKEN
+from tests.engine.conftest import TOKEN
+from tests.support.engine_calls import ALICE, call, send, turn_event
 
 
 @pytest.fixture

@@ -27,8 +27,7 @@ from reference_engine.storage import asks as ask_rows
 from reference_engine.storage import schema
 from reference_engine.storage.database import Database
 from reference_engine.storage.migrations_support import is_sqlite
-
-from .migrating import ROOT, engine_command, load_pre_migration_database
+from tests.support.engine_migrating import ROOT, engine_command, load_pre_migration_database
 
 TABLES = {  # as fixtures/make_pre_migration.py read them from the old engine
     "engine_souls": "soul, head",

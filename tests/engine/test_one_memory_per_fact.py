@@ -10,9 +10,8 @@ import jsonschema
 
 from pippa_memory.engine import contract
 from reference_engine.server import ReferenceEngine
-
-from .calls import ALICE, BOB, call, recall, send, turn_event
-from .conftest import TOKEN
+from tests.engine.conftest import TOKEN
+from tests.support.engine_calls import ALICE, BOB, call, recall, send, turn_event
 
 LUND = "our dentist is Dr Lund"
 BERG = "our dentist is now Dr Berg at the Elm Street clinic"

@@ -9,8 +9,7 @@ import jsonschema
 
 from pippa_memory.engine import contract
 from reference_engine.server import ReferenceEngine
-
-from .calls import call
+from tests.support.engine_calls import call
 
 LUND = "our dentist is Dr Lund"
 BERG = "our dentist is now Dr Berg at the Elm Street clinic"

@@ -2,8 +2,7 @@
 recent, and visibility is applied in the query, never after the limit."""
 
 from reference_engine.server import ReferenceEngine
-
-from .calls import recall
+from tests.support.engine_calls import recall
 
 FILLER = ["garden", "kettle", "window", "bicycle", "library", "orange", "pillow", "ladder"]
 

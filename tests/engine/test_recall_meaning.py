@@ -13,9 +13,8 @@ from reference_engine.storage import memories as rows
 from reference_engine.storage.database import Database
 from reference_engine.storage.ranking import query_words
 from reference_engine.storage.schema import MIGRATIONS, migrations_backend
-
-from .calls import recall
-from .conftest import TOKEN
+from tests.engine.conftest import TOKEN
+from tests.support.engine_calls import recall
 
 PEANUTS = "Ella is allergic to peanuts"
 BOILER = "the boiler engineer comes on Friday morning"

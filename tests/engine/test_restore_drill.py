@@ -15,10 +15,9 @@ from django.utils import timezone
 from pippa_memory.engine.client import BREAKER
 from pippa_memory.models import PinRecord
 from reference_engine.server import ReferenceEngine
+from tests.engine.conftest import TOKEN
+from tests.support.engine_calls import call, recall
 from webui.models import Conversation
-
-from .calls import call, recall
-from .conftest import TOKEN
 
 pytestmark = pytest.mark.django_db
 

@@ -18,7 +18,6 @@ import pytest
 
 from pippa_memory.models import BrainCall
 from reference_engine.storage.database import Database
-from tests.live_servers import free_port
 from tests.memory.test_brain_door import NEW_SECRET
 from tests.reliability.test_brain_door_crash import (  # noqa: F401 - fixtures used by name
     ROOT,
@@ -26,10 +25,10 @@ from tests.reliability.test_brain_door_crash import (  # noqa: F401 - fixtures u
     gunicorn,
     silent_provider,
 )
+from tests.support.engine_calls import ALICE, BOB, call, send, turn_event
+from tests.support.engine_processes import engine_process, kill, start_engine, wait_until_answering
+from tests.support.live_servers import free_port
 from webui.models import Soul, Vessel
-
-from .calls import ALICE, BOB, call, send, turn_event
-from .processes import engine_process, kill, start_engine, wait_until_answering
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -18,7 +18,8 @@ from django.contrib.contenttypes.models import ContentType
 from django.db.models import Model
 from django.utils import timezone
 
-from tests.access_walk import (
+from tests.conftest import DEMO_VAULT
+from tests.support.access_walk import (
     ADMIN_LOGIN,
     FORBIDDEN,
     FULL_ADMIN,
@@ -43,7 +44,6 @@ from tests.access_walk import (
     walk_actions,
     walk_routes,
 )
-from tests.conftest import DEMO_VAULT
 from webui.models import (
     Conversation,
     DailyChore,

@@ -9,8 +9,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from tests.admin_links import SiteLink, registered_labels, wrong_site_links
 from tests.host.test_access_walk import HostWorld, world  # noqa: F401  (the walk's fixture)
+from tests.support.admin_links import SiteLink, registered_labels, wrong_site_links
 from webui.models import Conversation, Message, UnattendedRun, VaultSnapshot
 
 pytestmark = pytest.mark.django_db

@@ -15,8 +15,8 @@ from django.core import checks
 from django.db import connection
 from django.test import Client
 
-from tests.access_walk import make_role_users
-from tests.admin_member_words import (
+from tests.support.access_walk import make_role_users
+from tests.support.admin_member_words import (
     admin_pages,
     pages_quoting,
     refused_lookups_that_answered,

@@ -5,10 +5,9 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from tests.support.fakes import FailingAdapter
 from webui.models import Conversation, Message, Soul, Vessel
 from webui.vessels import registry
-
-from .fakes import FailingAdapter
 
 pytestmark = pytest.mark.django_db
 

@@ -6,13 +6,12 @@ from typing import Any
 
 import pytest
 
+from tests.support.fakes import SecondRoundFailsOnce
 from webui.models import Conversation, Message, TurnRound
 from webui.text.canonical import canonical_json
 from webui.turns.service import TurnError, retry_turn, run_turn
 from webui.vessels import registry
 from webui.vessels.errors import VesselError
-
-from .fakes import SecondRoundFailsOnce
 
 pytestmark = pytest.mark.django_db
 
@@ -107,7 +106,7 @@ def test_the_round_limit_counts_the_rounds_a_failed_attempt_kept(
 ) -> None:
     from django.test import override_settings
 
-    from .fakes import ToolHungryAdapter
+    from tests.support.fakes import ToolHungryAdapter
 
     monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", ToolHungryAdapter)
     ToolHungryAdapter.calls = 0

@@ -15,6 +15,12 @@ from django.utils.crypto import salted_hmac
 
 from provider_doubles import USAGE, Kit, strip_cache_markers, strip_slot
 from provider_doubles.prompt_cache import ProviderCache, offline_cached, serve_cached, tokens
+from tests.host.test_vessel_contract import TURNS, Provider
+from tests.host.test_vessel_contract import chat as chat  # noqa: F401 (a fixture)
+from tests.host.test_vessel_contract import kit as kit  # noqa: F401 (a fixture)
+from tests.host.test_vessel_contract import provider as provider  # noqa: F401 (a fixture)
+from tests.host.test_vessel_contract import vessel as vessel  # noqa: F401 (a fixture)
+from tests.support.fakes import SecondRoundFailsOnce
 from webui.extensions import TurnContext, TurnExtension
 from webui.ledger import recorder
 from webui.ledger.recorder import stable_prefix
@@ -27,13 +33,6 @@ from webui.turns.service import TurnError, outcome_of, retry_turn, run_turn, str
 from webui.vessels import registry
 from webui.vessels.offline import OfflineAdapter
 from webui.vessels.registry import adapter_for, build_adapter
-
-from .fakes import SecondRoundFailsOnce
-from .test_vessel_contract import TURNS, Provider
-from .test_vessel_contract import chat as chat  # noqa: F401 (a fixture)
-from .test_vessel_contract import kit as kit  # noqa: F401 (a fixture)
-from .test_vessel_contract import provider as provider  # noqa: F401 (a fixture)
-from .test_vessel_contract import vessel as vessel  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
 

@@ -14,11 +14,10 @@ import pytest
 import requests
 from django.utils import timezone
 
+from tests.host.test_turn_lock import WAIT, logged_in
+from tests.support.fakes import GatedAdapter
 from webui.models import Conversation, Message
 from webui.vessels import registry
-
-from .fakes import GatedAdapter
-from .test_turn_lock import WAIT, logged_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -25,13 +25,12 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from provider_doubles import Kit, OpenAICompatibleKit, OpenAIKit, OpenAIResponsesKit, kit_vessel
+from tests.host.conftest import RECORDING_TOOL
 from webui.models import Conversation, Soul, Vessel
 from webui.prompt_types import HistoryMessage, Prompt, ToolRound, ToolUse
 from webui.turns.service import run_turn
 from webui.vessels.registry import adapter_for
 from webui.vessels.streaming import ReplyDone
-
-from .conftest import RECORDING_TOOL
 
 pytestmark = pytest.mark.django_db
 

@@ -6,10 +6,9 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.test import Client
 
+from tests.host.conftest import RecordingTool
 from webui.models import Conversation, Soul, Vessel
 from webui.turns.service import run_turn
-
-from .conftest import RecordingTool
 
 pytestmark = pytest.mark.django_db
 

@@ -6,13 +6,12 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from tests.support.fakes import PiecewiseAdapter
 from webui.models import Conversation
 from webui.turns.events import Delta, StopSignal, TurnDone
 from webui.turns.service import stream_turn
 from webui.turns.shutdown import begin_shutdown, reset_shutdown
 from webui.vessels import registry
-
-from .fakes import PiecewiseAdapter
 
 pytestmark = pytest.mark.django_db
 

@@ -17,14 +17,13 @@ from django.db.backends.signals import connection_created
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from tests.support.fakes import GatedAdapter, ScriptedStreamAdapter
 from webui.models import Conversation, Message
 from webui.turns import lock
 from webui.turns.events import TurnDone, TurnFailed
 from webui.turns.service import retry_turn, run_turn, stream_turn
 from webui.vessels import registry
 from webui.vessels.offline import OfflineAdapter
-
-from .fakes import GatedAdapter, ScriptedStreamAdapter
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -16,13 +16,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from tests.conftest import PASSWORD
+from tests.support.fakes import FailingAdapter, GatedAdapter, ScriptedStreamAdapter
 from webui.models import Conversation, Message
 from webui.turns import lock
 from webui.turns.events import TurnFailed
 from webui.turns.service import TurnError, run_turn, stream_turn
 from webui.vessels import registry
-
-from .fakes import FailingAdapter, GatedAdapter, ScriptedStreamAdapter
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

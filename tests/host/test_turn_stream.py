@@ -5,6 +5,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.fakes import PiecewiseAdapter, ScriptedStreamAdapter
 from webui.models import Conversation, TurnRound
 from webui.turns import lock
 from webui.turns.events import (
@@ -19,8 +20,6 @@ from webui.turns.events import (
 from webui.turns.lock import StopOutcome, request_stop
 from webui.turns.service import outcome_of, stream_turn
 from webui.vessels import registry
-
-from .fakes import PiecewiseAdapter, ScriptedStreamAdapter
 
 pytestmark = pytest.mark.django_db
 

@@ -5,11 +5,10 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
+from tests.support.fakes import FailingAdapter, ToolHungryAdapter
 from webui.models import Conversation, Message, Vessel
 from webui.turns.service import TurnError, retry_turn, run_turn
 from webui.vessels import registry
-
-from .fakes import FailingAdapter, ToolHungryAdapter
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +61,7 @@ def test_tools_are_fixed_at_the_first_turn(conversation: Conversation, extension
     conversation.refresh_from_db()
     assert conversation.offered_tools == []
 
-    from .conftest import RecordingTool
+    from tests.host.conftest import RecordingTool
 
     extension(RecordingTool())
     result = run_turn(conversation=conversation, text="remember tea")

@@ -14,13 +14,12 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
+from tests.support.fakes import FailingAdapter
 from webui.models import Conversation, ScheduledJob, Soul, UnattendedRun, Vessel
 from webui.schedules import next_run_after, schedule_problem
 from webui.unattended.display import when_said
 from webui.unattended.runner import claim_due_jobs, run_due_jobs, run_wake
 from webui.vessels import registry
-
-from .fakes import FailingAdapter
 
 pytestmark = pytest.mark.django_db
 

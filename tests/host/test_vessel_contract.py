@@ -12,14 +12,13 @@ import pytest
 import responses
 
 from provider_doubles import ALL_KITS, HTTP_KITS, Kit, strip_cache_markers, strip_slot
+from tests.host.conftest import RECORDING_TOOL
 from webui.models import Conversation, Soul, Vessel
 from webui.prompt_types import Prompt
 from webui.text.canonical import canonical_json
 from webui.turns.service import outcome_of, run_turn, stream_turn
 from webui.vessels.offline import OfflineAdapter
 from webui.vessels.registry import adapter_for
-
-from .conftest import RECORDING_TOOL
 
 pytestmark = pytest.mark.django_db
 

@@ -26,6 +26,10 @@ from provider_doubles import (
     kit_vessel,
     paced,
 )
+from tests.host.test_vessel_http import (
+    PROMPT,
+    dripping_server,  # noqa: F401  (a real loopback server)
+)
 from webui.models import Vessel
 from webui.prompt_types import Prompt, ToolDefinition
 from webui.text.canonical import canonical_bytes
@@ -35,11 +39,6 @@ from webui.vessels.errors import VesselError
 from webui.vessels.offline import OfflineAdapter
 from webui.vessels.registry import adapter_for
 from webui.vessels.streaming import ReplyDone, StreamEvent, TextDelta, ToolCallStarted
-
-from .test_vessel_http import (
-    PROMPT,
-    dripping_server,  # noqa: F401  (a real loopback server)
-)
 
 pytestmark = pytest.mark.django_db
 

@@ -19,11 +19,10 @@ from rest_framework.test import APIClient
 from pippa_memory.items import changes
 from pippa_memory.models import PinRecord
 from reference_engine.server import ReferenceEngine
+from tests.support.household_memory import add_memory, grant_manage_memory
 from webui.models import Conversation
 from webui.text.canonical import canonical_json
 from webui.turns.service import run_turn
-
-from .household_memory import add_memory, grant_manage_memory
 
 pytestmark = pytest.mark.django_db
 

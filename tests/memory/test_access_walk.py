@@ -22,7 +22,8 @@ from django.test import Client
 from django.utils import timezone
 
 from pippa_memory.models import BrainCall, ConversationPin, MemoryBlock, OutboxEvent, PinRecord
-from tests.access_walk import (
+from tests.memory.test_security import BRAIN_SECRET
+from tests.support.access_walk import (
     FORBIDDEN,
     LOGIN,
     NOT_FOUND,
@@ -43,8 +44,7 @@ from tests.access_walk import (
     walk_actions,
     walk_routes,
 )
-from tests.memory.household_memory import add_memory
-from tests.memory.test_security import BRAIN_SECRET
+from tests.support.household_memory import add_memory
 from webui.models import Conversation, Soul
 
 pytestmark = pytest.mark.django_db

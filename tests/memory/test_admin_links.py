@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from pippa_memory.models import ConversationPin
-from tests.admin_links import SiteLink, registered_labels, wrong_site_links
 from tests.memory.test_access_walk import PluginWorld, world  # noqa: F401  (the walk's fixture)
+from tests.support.admin_links import SiteLink, registered_labels, wrong_site_links
 from webui.models import Conversation, UnattendedRun
 
 pytestmark = pytest.mark.django_db

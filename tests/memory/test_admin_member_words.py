@@ -20,8 +20,8 @@ from pippa_memory.models import (
     PinRecord,
     UnattendedMemory,
 )
-from tests.access_walk import make_role_users
-from tests.admin_member_words import (
+from tests.support.access_walk import make_role_users
+from tests.support.admin_member_words import (
     admin_pages,
     pages_quoting,
     refused_lookups_that_answered,

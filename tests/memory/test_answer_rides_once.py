@@ -16,12 +16,11 @@ from pippa_memory.forgotten_text import ANSWER_WITHHELD
 from pippa_memory.models import PendingAsk
 from pippa_memory.turn.answers import ANSWER_WITHHELD_AFTER_FORGET
 from reference_engine.server import ReferenceEngine
+from tests.memory.test_forget_unconfirmed import lose_the_answer
+from tests.memory.test_memory_items_api import api_as
+from tests.support.household_memory import HEADERS, add_memory
 from webui.models import Conversation
 from webui.turns.service import run_turn
-
-from .household_memory import HEADERS, add_memory
-from .test_forget_unconfirmed import lose_the_answer
-from .test_memory_items_api import api_as
 
 pytestmark = pytest.mark.django_db
 

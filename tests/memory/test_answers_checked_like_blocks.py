@@ -20,13 +20,12 @@ from pippa_memory.models import BrainCall, PendingAsk
 from pippa_memory.turn.answers import ANSWER_WITHHELD_AFTER_FORGET
 from reference_engine.brain_client import BrainClient
 from reference_engine.server import ReferenceEngine
+from tests.memory.conftest import TOKEN
+from tests.memory.test_brain_door import NEW_SECRET
+from tests.memory.test_memory_items_api import api_as
+from tests.support.household_memory import add_memory
 from webui.models import Conversation, Vessel
 from webui.turns.service import run_turn
-
-from .conftest import TOKEN
-from .household_memory import add_memory
-from .test_brain_door import NEW_SECRET
-from .test_memory_items_api import api_as
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -16,12 +16,11 @@ from pippa_memory.extension import MemoryExtension
 from pippa_memory.items.cursors import handed_out
 from pippa_memory.items.services import fetch_items_page
 from reference_engine.server import ReferenceEngine
+from tests.memory.test_memory_items_api import api_as
+from tests.support.household_memory import add_memory
 from webui.extensions import TurnContext
 from webui.models import Message
 from webui.prompt_types import ToolCall
-
-from .household_memory import add_memory
-from .test_memory_items_api import api_as
 
 pytestmark = pytest.mark.django_db
 

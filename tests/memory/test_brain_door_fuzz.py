@@ -13,9 +13,8 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from standardwebhooks import Webhook
 
+from tests.memory.test_brain_door import NEW_SECRET
 from webui.models import Vessel
-
-from .test_brain_door import NEW_SECRET
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

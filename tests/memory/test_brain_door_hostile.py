@@ -15,9 +15,8 @@ from django.test import Client
 from pippa_memory.brain import views
 from pippa_memory.brain.service import Judgement
 from pippa_memory.models import BrainCall
+from tests.memory.test_brain_door import DECIDE, NEW_SECRET, URL, call_door, signed_headers
 from webui.models import Vessel
-
-from .test_brain_door import DECIDE, NEW_SECRET, URL, call_door, signed_headers
 
 pytestmark = pytest.mark.django_db
 

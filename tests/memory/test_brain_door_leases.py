@@ -15,9 +15,8 @@ from pippa_memory.brain.lease import CALL_SLOTS
 from pippa_memory.member_text_hash import keyed_sha256
 from pippa_memory.models import BrainCall
 from provider_doubles import AnthropicKit
+from tests.memory.test_brain_door import DECIDE, URL, call_door, claude, offline, signed_headers  # noqa: F401
 from webui.models import Vessel
-
-from .test_brain_door import DECIDE, URL, call_door, claude, offline, signed_headers  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +27,7 @@ GOOD = {"choice": "tea", "reason": "everyone likes it"}
 def door(configure: Any, soul: Any) -> None:
     from django.core.cache import cache
 
-    from .test_brain_door import NEW_SECRET
+    from tests.memory.test_brain_door import NEW_SECRET
 
     cache.clear()
     configure(BRAIN_SECRET=NEW_SECRET, BRAIN_RATE="1000/min")

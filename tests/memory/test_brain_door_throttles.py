@@ -11,9 +11,8 @@ from django.core.cache import cache
 from django.test import Client
 
 from pippa_memory.models import BrainCall
+from tests.memory.test_brain_door import DECIDE, NEW_SECRET, URL, signed_headers
 from webui.models import Soul, Vessel
-
-from .test_brain_door import DECIDE, NEW_SECRET, URL, signed_headers
 
 pytestmark = pytest.mark.django_db
 

@@ -16,10 +16,9 @@ from rest_framework.test import APIClient
 from pippa_memory.items.conversation_memory import MEMBER_REFRESH
 from pippa_memory.models import MemoryBlock, PinRecord
 from reference_engine.server import ReferenceEngine
+from tests.support.household_memory import add_memory, said_in_chat
 from webui.models import Conversation
 from webui.turns.service import run_turn
-
-from .household_memory import add_memory, said_in_chat
 
 pytestmark = pytest.mark.django_db
 

@@ -14,11 +14,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from reference_engine.server import ReferenceEngine
+from tests.memory.test_conversation_memory_api import api_as, url
+from tests.support.household_memory import add_memory, said_in_chat
 from webui.models import Conversation, MemberSettings
 from webui.turns.service import run_turn
-
-from .household_memory import add_memory, said_in_chat
-from .test_conversation_memory_api import api_as, url
 
 pytestmark = pytest.mark.django_db
 

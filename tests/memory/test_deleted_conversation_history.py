@@ -11,12 +11,11 @@ from typing import Any
 
 import pytest
 
-from tests.live_servers import server_environment
+from tests.memory.test_outbox_workers import database_url
+from tests.support.live_servers import server_environment
 from webui.models import Conversation
 from webui.prompt import history
 from webui.turns.service import run_turn
-
-from .test_outbox_workers import database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

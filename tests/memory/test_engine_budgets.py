@@ -13,11 +13,10 @@ from pippa_memory.conf import DEFAULTS
 from pippa_memory.engine.client import call_engine
 from pippa_memory.models import OutboxEvent, PinRecord
 from reference_engine.server import ReferenceEngine
+from tests.support.household_memory import add_memory
 from webui.models import Conversation, ScheduledJob, Soul, Vessel
 from webui.turns.service import run_turn
 from webui.unattended.runner import run_job, run_wake
-
-from .household_memory import add_memory
 
 pytestmark = pytest.mark.django_db
 

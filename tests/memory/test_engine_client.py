@@ -12,8 +12,7 @@ import pytest
 from pippa_memory.engine import contract
 from pippa_memory.engine.client import call_engine
 from reference_engine.server import ReferenceEngine
-
-from .conftest import TOKEN
+from tests.memory.conftest import TOKEN
 
 HEAD = "/v1/souls/pippa/head"
 

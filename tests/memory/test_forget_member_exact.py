@@ -14,11 +14,10 @@ from pippa_memory.models import ItemTombstone, OutboxEvent
 from pippa_memory.outbox.delivery import deliver_due
 from reference_engine.server import ReferenceEngine
 from reference_engine.storage import memories as engine_rows
+from tests.memory.test_forget_unconfirmed import CHANGES, api_listing, next_prompt, started
+from tests.memory.test_memory_items_api import api_as
+from tests.support.household_memory import add_memory, grant_manage_memory
 from webui.turns.service import run_turn
-
-from .household_memory import add_memory, grant_manage_memory
-from .test_forget_unconfirmed import CHANGES, api_listing, next_prompt, started
-from .test_memory_items_api import api_as
 
 pytestmark = pytest.mark.django_db
 

@@ -17,9 +17,8 @@ from pippa_memory.models import ItemTombstone, MemoryBlock
 from pippa_memory.pins import head, records, repins, turn_block
 from pippa_memory.pins.tombstones import record_tombstones, tombstoned_items
 from reference_engine.server import ReferenceEngine
+from tests.support.household_memory import HEADERS, add_memory
 from webui.models import Conversation
-
-from .household_memory import HEADERS, add_memory
 
 pytestmark = pytest.mark.django_db
 

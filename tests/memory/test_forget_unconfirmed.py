@@ -16,13 +16,12 @@ from django.utils import timezone
 
 from pippa_memory.models import ItemTombstone, MemoryBlock, UnattendedMemory
 from reference_engine.server import ReferenceEngine
+from tests.memory.test_memory_items_api import api_as
+from tests.support.household_memory import add_memory, grant_manage_memory, head
 from webui.models import Conversation, ScheduledJob, UnattendedRun
 from webui.turns.service import run_turn
 from webui.unattended.display import describe_memory
 from webui.unattended.runner import run_job, run_wake
-
-from .household_memory import add_memory, grant_manage_memory, head
-from .test_memory_items_api import api_as
 
 pytestmark = pytest.mark.django_db
 

@@ -15,10 +15,9 @@ import requests
 from pippa_memory.pins import records, turn_block
 from pippa_memory.pins.tombstones import record_tombstones
 from reference_engine.server import ReferenceEngine
+from tests.support.household_memory import HEADERS, add_memory, head
 from webui.models import Conversation, VesselCall
 from webui.turns.service import run_turn
-
-from .household_memory import HEADERS, add_memory, head
 
 pytestmark = pytest.mark.django_db
 

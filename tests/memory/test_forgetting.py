@@ -12,11 +12,10 @@ from rest_framework.test import APIClient
 from pippa_memory.member_text_hash import keyed_sha256
 from pippa_memory.models import MemoryBlock, PinRecord
 from reference_engine.server import ReferenceEngine
+from tests.memory.test_memory_items_api import api_as
+from tests.support.household_memory import add_memory, grant_manage_memory, head
 from webui.models import Conversation
 from webui.turns.service import run_turn
-
-from .household_memory import add_memory, grant_manage_memory, head
-from .test_memory_items_api import api_as
 
 pytestmark = pytest.mark.django_db
 
@@ -129,7 +128,7 @@ def test_after_a_forget_the_next_turn_carries_no_trace_and_other_chats_keep_thei
 def head_items(engine: ReferenceEngine, revision: str, viewer: Any) -> list[str]:
     import requests
 
-    from .household_memory import HEADERS
+    from tests.support.household_memory import HEADERS
 
     answer = requests.get(
         f"{engine.url}/v1/souls/pippa/blocks/{revision}",

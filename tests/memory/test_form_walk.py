@@ -14,10 +14,9 @@ from django.test import Client
 
 from reference_engine.server import ReferenceEngine
 from tests.conftest import PASSWORD
-from tests.form_walk import Form, encoded, walk_pages
+from tests.support.form_walk import Form, encoded, walk_pages
+from tests.support.household_memory import add_memory
 from webui.models import Conversation
-
-from .household_memory import add_memory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

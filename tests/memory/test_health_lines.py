@@ -16,8 +16,8 @@ from django.utils import timezone
 
 from pippa_memory.health import engine_line, start_delivery_heartbeat
 from pippa_memory.models import OutboxEvent
-from tests.live_servers import free_port
 from tests.memory.test_security import BRAIN_SECRET
+from tests.support.live_servers import free_port
 from webui.models import ProcessHeartbeat, Soul, Vessel
 
 pytestmark = pytest.mark.django_db

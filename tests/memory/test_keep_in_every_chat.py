@@ -15,11 +15,10 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from reference_engine.server import ReferenceEngine
+from tests.memory.conftest import TOKEN
+from tests.support.household_memory import add_memory
+from tests.support.keeping_engine import KeepingEngine
 from webui.turns.service import run_turn
-
-from .conftest import TOKEN
-from .household_memory import add_memory
-from .keeping_engine import KeepingEngine
 
 pytestmark = pytest.mark.django_db
 

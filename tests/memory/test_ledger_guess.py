@@ -15,11 +15,10 @@ from django.utils.crypto import salted_hmac
 
 from pippa_memory.pins import turn_block
 from reference_engine.server import ReferenceEngine
+from tests.support.household_memory import add_memory
 from webui.ledger.section_hash import PURPOSE
 from webui.models import Conversation
 from webui.turns.service import run_turn
-
-from .household_memory import add_memory
 
 pytestmark = pytest.mark.django_db
 

@@ -14,12 +14,11 @@ from pippa_memory.pins.records import request_repin
 from provider_doubles import ALL_KITS, kit_vessel
 from reference_engine.server import ReferenceEngine
 from tests.host.test_vessel_contract import TURNS
+from tests.memory.test_memory_items_api import api_as
+from tests.support.household_memory import add_memory
 from webui.ledger.section_hash import site_hasher
 from webui.models import Conversation, Soul, VesselCall
 from webui.turns.service import run_turn
-
-from .household_memory import add_memory
-from .test_memory_items_api import api_as
 
 pytestmark = pytest.mark.django_db
 

@@ -17,12 +17,11 @@ from django.utils import timezone
 
 from pippa_memory.models import UnattendedMemory
 from reference_engine.server import ReferenceEngine
+from tests.memory.test_forget_unconfirmed import SECRET, lose_the_answer
+from tests.memory.test_memory_items_api import api_as
+from tests.support.household_memory import add_memory
 from webui.models import Message, ScheduledJob, Soul, Vessel
 from webui.unattended.runner import run_job, run_wake
-
-from .household_memory import add_memory
-from .test_forget_unconfirmed import SECRET, lose_the_answer
-from .test_memory_items_api import api_as
 
 pytestmark = pytest.mark.django_db
 

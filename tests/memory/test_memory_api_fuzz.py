@@ -15,8 +15,7 @@ from schemathesis.generation import GenerationMode
 
 from reference_engine.server import ReferenceEngine
 from tests.host.test_chat_api_fuzz import logged_in, site_loaded
-
-from .household_memory import add_memory
+from tests.support.household_memory import add_memory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

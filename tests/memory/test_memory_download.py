@@ -11,8 +11,7 @@ from django.test import Client
 
 from pippa_memory.portability import file_format
 from reference_engine.server import ReferenceEngine
-
-from .household_memory import add_memory
+from tests.support.household_memory import add_memory
 
 pytestmark = pytest.mark.django_db
 

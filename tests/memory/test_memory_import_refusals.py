@@ -12,8 +12,7 @@ from django.core.management import CommandError, call_command
 
 from pippa_memory.portability import soul_moves
 from reference_engine.server import ReferenceEngine
-
-from .household_memory import add_memory
+from tests.support.household_memory import add_memory
 
 pytestmark = pytest.mark.django_db
 

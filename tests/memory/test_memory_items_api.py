@@ -13,9 +13,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from reference_engine.server import ReferenceEngine
-from webui.models import Conversation
-
-from .household_memory import (
+from tests.support.household_memory import (
     HEADERS,
     add_memory,
     grant_manage_memory,
@@ -23,6 +21,7 @@ from .household_memory import (
     management_calls,
     recall,
 )
+from webui.models import Conversation
 
 pytestmark = pytest.mark.django_db
 

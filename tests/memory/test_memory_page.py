@@ -12,8 +12,7 @@ from django.test import Client
 
 from pippa_memory.models import MemberPreference
 from reference_engine.server import ReferenceEngine
-
-from .household_memory import add_memory, grant_manage_memory, head, said_in_chat
+from tests.support.household_memory import add_memory, grant_manage_memory, head, said_in_chat
 
 pytestmark = pytest.mark.django_db
 

@@ -15,10 +15,9 @@ from django.test import Client
 
 from reference_engine.server import ReferenceEngine
 from tests.engine.conftest import postgres_settings, postgres_url
-
-from .conftest import TOKEN
-from .household_memory import grant_manage_memory, head
-from .test_memory_items_api import api_as
+from tests.memory.conftest import TOKEN
+from tests.memory.test_memory_items_api import api_as
+from tests.support.household_memory import grant_manage_memory, head
 
 pytestmark = pytest.mark.django_db
 

@@ -12,8 +12,7 @@ import pytest
 from django.test import Client
 
 from reference_engine.server import ReferenceEngine
-
-from .household_memory import add_memory, head
+from tests.support.household_memory import add_memory, head
 
 pytestmark = pytest.mark.django_db
 

@@ -28,10 +28,9 @@ from standardwebhooks import Webhook
 from pippa_memory.member_text_hash import keyed_sha256
 from pippa_memory.models import BrainCall, MemoryBlock, OutboxEvent
 from reference_engine.server import ReferenceEngine
+from tests.support.household_memory import add_memory
 from webui.models import Conversation
 from webui.turns.service import run_turn
-
-from .household_memory import add_memory
 
 pytestmark = pytest.mark.django_db
 

@@ -492,7 +492,7 @@ def test_redrive_revives_dead_events_and_shows_progress_while_the_worker_drains_
     import threading
 
     from pippa_memory.outbox.worker import Doorbell, run_worker
-    from tests.live_servers import free_port
+    from tests.support.live_servers import free_port
 
     # A poll far longer than the test: only redrive's ring can wake the worker in time.
     configure(OUTBOX_POLL_INTERVAL=300.0, OUTBOX_WAKE_ADDRESS=f"127.0.0.1:{free_port()}")

@@ -21,10 +21,9 @@ from pippa_memory.outbox.doorbell import (
     open_doorbell,
 )
 from reference_engine.server import ReferenceEngine
+from tests.memory.test_outbox_workers import start_worker, stop, wait_until_listening, worker_env
 from webui.models import Conversation, Message
 from webui.turns.service import run_turn
-
-from .test_outbox_workers import start_worker, stop, wait_until_listening, worker_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

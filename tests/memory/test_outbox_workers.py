@@ -22,11 +22,10 @@ from pippa_memory.outbox.delivery import delivery_lease
 from pippa_memory.outbox.events import sweep_outbox
 from pippa_memory.outbox.queue import claim_due
 from reference_engine.server import ReferenceEngine
-from tests.live_servers import free_port
+from tests.memory.conftest import TOKEN
+from tests.support.live_servers import free_port
 from webui.models import Conversation
 from webui.turns.service import run_turn
-
-from .conftest import TOKEN
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -17,9 +17,8 @@ import requests
 
 from pippa_memory.engine import contract
 from reference_engine.server import ReferenceEngine
-
-from .conftest import TOKEN
-from .engine_v2 import version_2, version_2_items
+from tests.memory.conftest import TOKEN
+from tests.support.engine_v2 import version_2, version_2_items
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 

@@ -13,8 +13,7 @@ from pippa_memory.engine import contract
 from pippa_memory.management.commands.memory_engine import demo_member
 from reference_engine.demo import seed_demo
 from reference_engine.server import ReferenceEngine
-
-from .engine_v2 import ALICE, BOB, call, get, version_2, version_2_items
+from tests.support.engine_v2 import ALICE, BOB, call, get, version_2, version_2_items
 
 
 def forget(engine: ReferenceEngine, item_id: str, viewer: str | None) -> requests.Response:

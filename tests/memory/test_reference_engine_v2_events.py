@@ -10,8 +10,7 @@ import requests
 
 from pippa_memory.engine import contract
 from reference_engine.server import ReferenceEngine
-
-from .engine_v2 import ALICE, HEADERS, call, event, remember, send
+from tests.support.engine_v2 import ALICE, HEADERS, call, event, remember, send
 
 
 def test_a_call_naming_another_contract_version_is_refused_and_changes_nothing(

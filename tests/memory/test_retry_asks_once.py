@@ -9,7 +9,7 @@ import pytest
 from pippa_memory.models import OutboxEvent, PendingAsk
 from pippa_memory.outbox.delivery import deliver_due
 from reference_engine.server import ReferenceEngine
-from tests.host.fakes import SecondRoundFailsOnce
+from tests.support.fakes import SecondRoundFailsOnce
 from webui.models import Conversation, TurnRound
 from webui.turns.service import TurnError, retry_turn, run_turn
 from webui.vessels import registry

@@ -12,10 +12,9 @@ import pytest
 
 from pippa_memory.models import PinRecord
 from reference_engine.server import ReferenceEngine
+from tests.support.household_memory import head
 from webui.models import Conversation
 from webui.turns.service import run_turn
-
-from .household_memory import head
 
 pytestmark = pytest.mark.django_db
 

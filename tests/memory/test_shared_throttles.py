@@ -21,8 +21,8 @@ from django.core.cache import cache
 from standardwebhooks import Webhook
 
 from pippa_memory.models import BrainCall
-from tests.live_servers import free_port, running_server, server_environment
 from tests.memory.test_outbox_workers import database_url
+from tests.support.live_servers import free_port, running_server, server_environment
 from webui.models import Soul, Vessel
 
 pytestmark = pytest.mark.django_db(transaction=True)

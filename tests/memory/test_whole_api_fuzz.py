@@ -17,11 +17,10 @@ from schemathesis.generation import GenerationMode
 
 from reference_engine.server import ReferenceEngine
 from tests.host.test_chat_api_fuzz import logged_in, site_loaded
+from tests.memory.test_brain_door import NEW_SECRET
+from tests.memory.test_brain_door_fuzz import SignLikeTheEngine
+from tests.support.household_memory import add_memory, grant_manage_memory
 from webui.models import Conversation, Vessel
-
-from .household_memory import add_memory, grant_manage_memory
-from .test_brain_door import NEW_SECRET
-from .test_brain_door_fuzz import SignLikeTheEngine
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.live_servers import free_port, running_server, server_environment
+from tests.support.live_servers import free_port, running_server, server_environment
 from webui.web.long_url_guard import MAX_URL_CHARS
 
 pytestmark = pytest.mark.xdist_group("production_server")

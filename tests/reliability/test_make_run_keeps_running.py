@@ -28,8 +28,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.live_servers import free_port, running_server_process, server_environment
-from tests.reliability.households import checkout_copy, household_database
+from tests.support.households import checkout_copy, household_database
+from tests.support.live_servers import free_port, running_server_process, server_environment
 from webui.local_secrets import read_secrets
 
 # Heavy: run by one worker, apart from the load tests (as the two-sites test is).

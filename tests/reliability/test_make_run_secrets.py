@@ -24,8 +24,8 @@ import pytest
 import requests
 from standardwebhooks.webhooks import Webhook
 
-from tests.live_servers import ROOT, free_port, server_environment
-from tests.reliability import households
+from tests.support import households
+from tests.support.live_servers import ROOT, free_port, server_environment
 
 pytestmark = pytest.mark.xdist_group("production_server")
 

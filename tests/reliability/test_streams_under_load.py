@@ -22,9 +22,9 @@ import requests
 from django.test import override_settings
 from standardwebhooks import Webhook
 
-from tests.live_servers import ROOT, free_port, running_server_process, server_environment
 from tests.memory.test_brain_door import DECIDE, NEW_SECRET
 from tests.memory.test_outbox_workers import database_url
+from tests.support.live_servers import ROOT, free_port, running_server_process, server_environment
 from webui.models import Conversation, Message, Soul, Vessel
 
 pytestmark = [

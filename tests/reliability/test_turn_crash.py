@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.live_servers import ROOT, free_port, server_environment
 from tests.memory.test_outbox_workers import database_url
 from tests.reliability.test_brain_door_crash import worker_pids
 from tests.reliability.test_streams_under_load import (
@@ -23,6 +22,7 @@ from tests.reliability.test_streams_under_load import (
     household,
     procfile_web_command,
 )
+from tests.support.live_servers import ROOT, free_port, server_environment
 from webui.models import Conversation, Message
 
 pytestmark = [

@@ -30,8 +30,8 @@ import pytest
 import requests
 from django.db import connection
 
-from tests.live_servers import free_port, server_environment
-from tests.reliability.households import checkout_copy, own_postgres_database
+from tests.support.households import checkout_copy, own_postgres_database
+from tests.support.live_servers import free_port, server_environment
 
 # Heavy: one worker runs it, once per database, one at a time with the production-server tests
 # (two households' processes beside the load test would share PostgreSQL's hundred connections).

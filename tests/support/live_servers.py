@@ -16,7 +16,7 @@ from typing import IO
 import pytest
 import requests
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 #: The project's own variables are left out of the server's environment unless a test sets them.
 OWN_PREFIXES = ("PIPPA_", "DJANGO_", "WEBUI_")
 

@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 import requests
 
-from tests.live_servers import free_port, server_environment
-
-from .conftest import TOKEN
+from tests.engine.conftest import TOKEN
+from tests.support.live_servers import free_port, server_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import requests
 from django.db import connection
 
-from tests.live_servers import ROOT, server_environment
+from tests.support.live_servers import ROOT, server_environment
 
 #: What a household's checkout holds to run (tests, docs and benches left out).
 SHIPPED = (
