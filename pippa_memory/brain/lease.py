@@ -39,7 +39,7 @@ def take_over_lapsed(earlier: BrainCall, *, request_id: str) -> bool:
     return claimed == 1
 
 
-class Heartbeat(webui_heartbeat.Heartbeat):
+class BrainCallHeartbeat(webui_heartbeat.Heartbeat):
     """Renews the lease of the running call ``request_id`` every third of the lease until closed
     (:class:`webui.heartbeat.Heartbeat`). A renewal that fails is logged and tried again at the
     next beat: the call goes on either way, and at worst a replay runs it a second time, which the

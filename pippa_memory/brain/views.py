@@ -31,7 +31,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from pippa_memory.brain import openapi
-from pippa_memory.brain.lease import CALL_SLOTS, Heartbeat, lease_end, take_over_lapsed
+from pippa_memory.brain.lease import CALL_SLOTS, BrainCallHeartbeat, lease_end, take_over_lapsed
 from pippa_memory.brain.refusals import UNSIGNED_CHECKS, Refusal
 from pippa_memory.brain.service import BrainFailure, run_judgement
 from pippa_memory.brain.throttles import wait_for_signed_call, wait_for_unsigned_call
@@ -253,7 +253,7 @@ class BrainDoorView(APIView):
         """Judge the call whose running row this process holds, renewing its lease meanwhile."""
         call, finish = door.row, door.finish
         try:
-            with Heartbeat(call.request_id):
+            with BrainCallHeartbeat(call.request_id):
                 return self.judge(raw, call, finish)
         except Exception as error:
             # The row says running until it ends: end it, whatever went wrong.
