@@ -44,7 +44,7 @@ test: $(VENV)/.dev-installed
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n auto --dist loadgroup
-	$(BIN)/python -m pytest -n auto --dist loadgroup tests/host tests/host_only --ds=tests.settings_host_only
+	$(BIN)/python -m pytest -n auto --dist loadgroup tests/webui tests/host_only --ds=tests.settings_host_only
 
 # Benchmarks (not tests): every script in bench/, SQLite and PostgreSQL, each measuring its arms side
 # by side in one run; docs/BENCHMARKS.md is written from their own output, and every figure is

@@ -16,7 +16,7 @@ not what it holds, and Anthropic's moves every turn.
    read, and is billed as plain input).
 
 That the cache ledger reads back, on real turns, the whole of the previous call's stable prefix as
-cached is held by a test (``tests/host/test_ledger.py``), not a figure: the double reports what it
+cached is held by a test (``tests/webui/ledger/test_ledger.py``), not a figure: the double reports what it
 saw, so against it the share is true by construction.
 
     cd bench && ../.venv/bin/python prompt_cache.py [--turns 40]

@@ -1,5 +1,5 @@
 """Each contract request checked against ``docs/engine-openapi.yaml``, the document the plug-in's
-answer schemas are held to (``tests/memory/test_contract_docs.py``): the JSON body, the query
+answer schemas are held to (``tests/pippa_memory/engine/test_contract_docs.py``): the JSON body, the query
 parameters (``limit`` read as an integer) and the path parameters, by the route's
 ``operationId``.
 

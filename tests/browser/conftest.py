@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 # The memory plug-in's fixtures (the reference engine, memory settings) serve browser tests too.
-from tests.memory.conftest import (  # noqa: F401
+from tests.pippa_memory.conftest import (  # noqa: F401
     _fresh_breaker,
     configure,
     engine,

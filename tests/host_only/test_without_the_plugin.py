@@ -1,6 +1,6 @@
 """Run with ``--ds=tests.settings_host_only``: the host works with ``pippa_memory`` uninstalled.
 
-``make test`` runs this folder together with ``tests/host`` under those settings, so the whole host
+``make test`` runs this folder together with ``tests/webui`` under those settings, so the whole host
 suite passes without the plug-in; these tests pin down that the plug-in really is absent.
 """
 

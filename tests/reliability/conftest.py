@@ -1,6 +1,6 @@
 """Reliability tests reuse the memory plug-in's fixtures: the reference engine and its settings."""
 
-from tests.memory.conftest import (  # noqa: F401
+from tests.pippa_memory.conftest import (  # noqa: F401
     _fresh_breaker,
     configure,
     engine,

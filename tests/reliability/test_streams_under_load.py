@@ -22,8 +22,8 @@ import requests
 from django.test import override_settings
 from standardwebhooks import Webhook
 
-from tests.memory.test_brain_door import DECIDE, NEW_SECRET
-from tests.memory.test_outbox_workers import database_url
+from tests.pippa_memory.brain.test_brain_door import DECIDE, NEW_SECRET
+from tests.pippa_memory.outbox.test_outbox_workers import database_url
 from tests.support.live_servers import ROOT, free_port, running_server_process, server_environment
 from webui.models import Conversation, Message, Soul, Vessel
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.memory.test_outbox_workers import database_url
+from tests.pippa_memory.outbox.test_outbox_workers import database_url
 from tests.reliability.test_brain_door_crash import worker_pids
 from tests.reliability.test_streams_under_load import (
     SERVER_SECRET_KEY,

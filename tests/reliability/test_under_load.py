@@ -19,8 +19,13 @@ from standardwebhooks import Webhook
 
 from pippa_memory.models import OutboxEvent
 from reference_engine.server import ReferenceEngine
-from tests.memory.conftest import TOKEN
-from tests.memory.test_outbox_workers import database_url, start_worker, stop, worker_env
+from tests.pippa_memory.conftest import TOKEN
+from tests.pippa_memory.outbox.test_outbox_workers import (
+    database_url,
+    start_worker,
+    stop,
+    worker_env,
+)
 from tests.support.live_servers import free_port, running_server, server_environment
 from webui.models import Soul, Vessel
 

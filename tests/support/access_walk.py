@@ -1,7 +1,7 @@
 """Walking every route and admin action as each kind of account, against an explicit table.
 
-The host's walk (``tests/host/test_access_walk.py``) and the plug-in's
-(``tests/memory/test_access_walk.py``) share this machinery; it never imports the plug-in, so the
+The host's walk (``tests/webui/web/test_access_walk.py``) and the plug-in's
+(``tests/pippa_memory/test_access_walk.py``) share this machinery; it never imports the plug-in, so the
 host's walk also runs with the plug-in removed. Routes are collected from ``get_resolver()`` and each
 is owned by the app whose code answers it, so a new route that no table names fails a walk.
 """

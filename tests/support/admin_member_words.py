@@ -2,8 +2,8 @@
 superuser: every registered admin's list, change, history and delete pages, searches for the
 words, and every free-text field looked up from the query string.
 
-The host's walk (``tests/host/test_admin_member_words.py``) and the plug-in's
-(``tests/memory/test_admin_member_words.py``) share this; it never imports the plug-in, so the
+The host's walk (``tests/webui/admin/test_admin_member_words.py``) and the plug-in's
+(``tests/pippa_memory/test_admin_member_words.py``) share this; it never imports the plug-in, so the
 host's walk also runs with the plug-in removed. The fields it looks up are found here from the
 models themselves (every ``TextField`` and ``JSONField``, and the ``CharField``\\ s that hold a
 member's words), not from the guard's own list.

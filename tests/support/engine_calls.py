@@ -5,7 +5,7 @@ from typing import Any
 
 import requests
 
-from tests.engine.conftest import TOKEN
+from tests.reference_engine.conftest import TOKEN
 
 ALICE = {"member": "7", "name": "Alice"}
 BOB = {"member": "8", "name": "Bob"}

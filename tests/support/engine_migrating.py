@@ -12,7 +12,7 @@ from urllib.parse import unquote
 
 from reference_engine.storage.database import sqlite_path
 
-FIXTURES = Path(__file__).resolve().parents[1] / "engine" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "reference_engine" / "storage" / "fixtures"
 ROOT = Path(__file__).resolve().parents[2]
 OLD_SCHEMA = "engine_pre_migration"
 

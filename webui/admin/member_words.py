@@ -16,7 +16,7 @@ refuses (a 400, through Django's ``DisallowedModelAdminLookup``) any lookup that
   PostgreSQL would answer with an error page instead of a plain 400.
 
 Searches (``?q=``) are the admins' own ``search_fields``; none may reach such a field
-(``tests/host/test_admin_member_words.py`` checks every registered admin).
+(``tests/webui/admin/test_admin_member_words.py`` checks every registered admin).
 """
 
 from typing import Any

@@ -6,7 +6,7 @@ was committed), and nothing edits a row or deletes one alone (the admin shows me
 deleting a conversation takes its rows with it. So a process caches each conversation's history as
 it last read it (:data:`HISTORY_CACHE`) and at the next turn reads only the rows added since, as
 plain values straight into :class:`~webui.prompt_types.HistoryMessage`, never as model instances.
-The bytes are the same either way: ``tests/host/test_history.py`` proves it over a long
+The bytes are the same either way: ``tests/webui/prompt/test_history.py`` proves it over a long
 conversation with tool rounds.
 
 The cache is bounded in conversations, in bytes and in idle time (``WEBUI_HISTORY_CACHE_*``,

@@ -8,7 +8,7 @@ with the message, as :class:`EncodedMessage` dicts that carry their own bytes, a
 that serialise a whole request, the wire body (:func:`request_bytes`) and the cache ledger
 (:func:`stable_bytes`), read those bytes instead of encoding the history again. The result is
 byte for byte what :func:`~webui.text.canonical.canonical_bytes` gives for the same request
-(``tests/host/test_encoding.py`` holds that over a long conversation on every adapter), so a
+(``tests/webui/vessels/test_encoding.py`` holds that over a long conversation on every adapter), so a
 turn's cost stops growing with the conversation's length while its bytes stay put.
 
 An :class:`EncodedMessage` is never changed after it is made: code that needs a different
