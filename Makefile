@@ -44,7 +44,12 @@ test: $(VENV)/.dev-installed
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n auto --dist loadgroup
-	$(BIN)/python -m pytest -n auto --dist loadgroup tests/webui tests/host_only --ds=tests.settings_host_only
+	@# The host alone, in a copy of the tree without the plug-in's and the engine's folders.
+	@tree=$$(mktemp -d) && trap 'rm -rf "$$tree"' EXIT && \
+	  tar -c --exclude=./.git --exclude=./.venv --exclude=./pippa_memory --exclude=./reference_engine \
+	    --exclude='*.sqlite3*' --exclude=__pycache__ --exclude=.pytest_cache --exclude=.ruff_cache . | tar -x -C "$$tree" && \
+	  echo "host-only suite in $$tree (no pippa_memory/, no reference_engine/)" && cd "$$tree" && \
+	  $(CURDIR)/$(BIN)/python -m pytest -n auto --dist loadgroup tests/webui tests/host_only --ds=tests.settings_host_only
 
 # Benchmarks (not tests): every script in bench/, SQLite and PostgreSQL, each measuring its arms side
 # by side in one run; docs/BENCHMARKS.md is written from their own output, and every figure is

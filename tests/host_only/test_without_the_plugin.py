@@ -1,7 +1,8 @@
 """Run with ``--ds=tests.settings_host_only``: the host works with ``pippa_memory`` uninstalled.
 
-``make test`` runs this folder together with ``tests/webui`` under those settings, so the whole host
-suite passes without the plug-in; these tests pin down that the plug-in really is absent.
+``make test`` runs this folder together with ``tests/webui`` under those settings, in a copy of the
+tree without the ``pippa_memory/`` and ``reference_engine/`` folders, so the whole host suite passes
+without the plug-in; these tests pin down that the plug-in really is absent.
 """
 
 import importlib
