@@ -34,6 +34,11 @@ def free_port() -> int:
     return port
 
 
+def closed_port_url() -> str:
+    """A loopback URL nothing answers at."""
+    return f"http://127.0.0.1:{free_port()}"
+
+
 def procfile() -> dict[str, str]:
     """The ``Procfile``'s processes: name to command line."""
     found = {}

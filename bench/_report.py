@@ -4,10 +4,11 @@ scripts' own output and cannot drift from the code.
 A script calls :func:`figure` for each result it measured. The figure is printed for a person to
 read and, on a line of its own starting with :data:`MARKER`, as JSON for the document writer to
 collect. A figure with a target says whether it met it; one without is reported as measured.
+:func:`none_wanted` is the target of a figure that counts what should never happen.
 """
 
 import json
-from typing import Literal
+from typing import Any, Literal
 
 MARKER = "BENCH-FIGURE "
 
@@ -40,3 +41,9 @@ def figure(
         "section": section,
     }
     print(MARKER + json.dumps(row, ensure_ascii=False), flush=True)
+
+
+def none_wanted(count: int, unit: str = "") -> dict[str, Any]:
+    """The ``target`` and ``met`` of a figure that counts what should never happen (errors,
+    stale or repeated lines): none (of ``unit``), met when ``count`` is 0."""
+    return {"target": f"0 {unit}".strip(), "met": count == 0}

@@ -1,5 +1,6 @@
 """Shared set-up for the benchmarks: Django on a fresh database (a new SQLite file, or a scratch
-PostgreSQL database dropped at exit), the demo household, quick mode, and small statistics.
+PostgreSQL database dropped at exit), the demo household, quick mode, small statistics, and
+loops run at once.
 Benchmarks report figures through :func:`_report.figure`, measured side by side in one run."""
 
 import argparse
@@ -9,7 +10,10 @@ import shutil
 import statistics
 import sys
 import tempfile
+import threading
+import time
 import uuid
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +102,7 @@ def household() -> dict[str, Any]:
     """A member, the demo soul and the offline vessel."""
     from django.contrib.auth import get_user_model
 
-    from webui.models import Soul, Vessel
+    from webui.models import Soul
 
     user, _ = get_user_model().objects.get_or_create(
         username="bench", defaults={"first_name": "Bench"}
@@ -108,16 +112,17 @@ def household() -> dict[str, Any]:
     soul, _ = Soul.objects.get_or_create(
         slug="pippa", defaults={"name": "Pippa", "vault_path": str(ROOT / "demo/vaults/pippa")}
     )
-    vessel, _ = Vessel.objects.get_or_create(
-        slug="offline",
-        defaults={
-            "name": "Offline",
-            "adapter": "offline",
-            "model": "offline-1",
-            "brain_priority": 1,
-        },
+    offline = vessel(
+        "offline", name="Offline", adapter="offline", model="offline-1", brain_priority=1
     )
-    return {"user": user, "soul": soul, "vessel": vessel}
+    return {"user": user, "soul": soul, "vessel": offline}
+
+
+def vessel(slug: str, **fields: Any) -> Any:
+    """The vessel ``slug``, made with ``fields`` the first time it is asked for."""
+    from webui.models import Vessel
+
+    return Vessel.objects.get_or_create(slug=slug, defaults=fields)[0]
 
 
 def configure_memory(**values: Any) -> None:
@@ -139,11 +144,13 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[index]
 
 
-def closed_port_url() -> str:
-    import socket
-
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return f"http://127.0.0.1:{port}"
+def at_once(work: Callable[[Any], object], shares: Iterable[Any]) -> float:
+    """Run ``work`` on each of ``shares``, each on a thread of its own, all at once; the seconds
+    from starting them to the last one's end."""
+    threads = [threading.Thread(target=work, args=(share,)) for share in shares]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - started

@@ -19,20 +19,27 @@ import json
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _processes import cpu_seconds
+from _events import remember_event
+from _processes import cpu_seconds, free_port
 from _report import figure
-from _setup import POSTGRES_SERVER, ROOT, arguments, backend_name, median, percentile
+from _setup import (
+    POSTGRES_SERVER,
+    ROOT,
+    arguments,
+    at_once,
+    backend_name,
+    median,
+    percentile,
+)
 
 TOKEN = "bench-engine-token"
 HEADERS = {
@@ -86,14 +93,6 @@ def fill(url: str, count: int, rng: random.Random) -> None:
         with state.database.write() as cursor:
             cursor.run("ANALYZE")
     state.database.close()
-
-
-def free_port() -> int:
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
 
 
 def post(
@@ -194,6 +193,13 @@ def interleaved(arms: list[Query], rounds: int, rng: random.Random) -> list[list
     return samples
 
 
+def at_largest(size: int, target: str, met: bool) -> dict[str, Any]:
+    """A figure's ``target`` and whether it was ``met``, at the largest size only (100,000
+    memories); a smaller size is reported as measured."""
+    largest = size >= 100_000
+    return {"target": target if largest else "", "met": met if largest else None}
+
+
 def measure_recall(
     database: str, size: int, rounds: int, rng: random.Random
 ) -> tuple[float, float]:
@@ -223,13 +229,11 @@ def measure_recall(
         stop_engine(process)
     backend = backend_name(database)
     p95, floor95 = percentile(over_http, 0.95), percentile(bare, 0.95)
-    largest = size >= 100_000
     figure(
         f"Recall p50 / p95 at {size:,} memories ({backend})",
         f"{median(over_http):.1f} / {p95:.1f} ms (floor {median(bare):.1f} / {floor95:.1f} ms; "
         f"p95 {p95 / max(floor95, 0.001):.1f}x the floor; engine CPU {cpu:.1f} ms a recall)",
-        target="p95 at most 20 ms" if largest else "",
-        met=(p95 <= 20) if largest else None,
+        **at_largest(size, "p95 at most 20 ms", p95 <= 20),
         what=f"{rounds} recalls of three random words (of {len(WORDS):,}; memories of eight) "
         f"over HTTP with keep-alive, meaning on (words and meaning fused, as the engine answers "
         f"by default), {backend}, {size:,} memories, interleaved with the floor: "
@@ -241,8 +245,7 @@ def measure_recall(
         f"Engine resident memory at {size:,} memories ({backend})",
         f"{resident['Pss']:.0f} MiB ({resident['Pss_Anon']:.0f} MiB its own, "
         f"{resident['Pss_File']:.0f} MiB file pages mapped in)",
-        target="under 300 MiB" if largest else "",
-        met=(resident["Pss"] < 300) if largest else None,
+        **at_largest(size, "under 300 MiB", resident["Pss"] < 300),
         what="proportional set size of gunicorn's master and its worker after the recalls "
         "(pages they share counted once), meaning on: the WordLlama model and the soul's int8 "
         f"vectors with their sign bits in memory; {backend}",
@@ -283,7 +286,6 @@ def measure_blocks(
         post(connection, "/v1/events", json.dumps(event).encode(), event["id"])
         arms["changed"].append(timed(lambda: get(connection, head)))
         arms["past"].append(timed(lambda: get(connection, past)))
-    largest = size >= 100_000
     names = {
         "stored": "Head p50 / p95",
         "changed": "Head after a remember p50 / p95",
@@ -295,8 +297,7 @@ def measure_blocks(
             f"{names[arm]} at {size:,} memories ({backend_name(database)})",
             f"{median(samples):.1f} / {p95:.1f} ms (block {len(pinned['block']):,} characters, "
             f"{pinned['left_out']:,} left out)",
-            target="p95 at most 10 ms" if largest else "",
-            met=(p95 <= 10) if largest else None,
+            **at_largest(size, "p95 at most 10 ms", p95 <= 10),
             what=f"{rounds} GETs over HTTP with keep-alive, viewer 1, {size:,} memories: the "
             "head asked again (its selection stored), the head right after a remembered turn "
             "event (a new revision, chosen then), and the first head's revision asked as a past "
@@ -306,28 +307,9 @@ def measure_blocks(
 
 
 def turn_event(number: int) -> dict[str, Any]:
-    """A turn event whose reply remembered one thing (household), as the outbox sends it."""
-    use = {"id": "c1", "name": "memory", "input": {"verb": "remember", "text": f"fact {number}"}}
-    return {
-        "type": "conversation.turn",
-        "id": str(uuid.uuid4()),
-        "occurred_at": "2026-12-03T09:00:00Z",
-        "soul": "pippa",
-        "conversation": {
-            "id": "c1",
-            "pinned_head": None,
-            "viewer": None,
-            "vessel": "offline",
-            "kind": "job",
-        },
-        "message": {
-            "id": f"m{number}",
-            "role": "assistant",
-            "created_at": "2026-12-03T09:00:00Z",
-            "content": "Noted.",
-            "tool_uses": [{**use, "output": {"ok": True}, "scope": "household"}],
-        },
-    }
+    """A turn event whose reply remembered one thing (household) in a job, as the outbox sends
+    it."""
+    return remember_event(f"fact {number}", kind="job", conversation="c1", message=f"m{number}")
 
 
 def post_all(port: int, path: str, events: list[dict[str, Any]], clients: int) -> float:
@@ -346,13 +328,7 @@ def post_all(port: int, path: str, events: list[dict[str, Any]], clients: int) -
                 failures.append(f"{path} answered {status}")
         connection.close()
 
-    threads = [threading.Thread(target=loop, args=(share,)) for share in shares]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - started
+    elapsed = at_once(loop, shares)
     if failures:
         raise SystemExit(failures[0])
     return len(events) / elapsed

@@ -17,15 +17,15 @@ import multiprocessing
 import random
 import re
 import time
-import uuid
 from concurrent.futures import ProcessPoolExecutor
 from types import SimpleNamespace
 from typing import Any
 
 import requests
-from _report import figure
+from _events import post_remember, remember_event
+from _report import figure, none_wanted
 from _setup import ROOT, arguments, backend_name, household, scratch_database, setup_django
-from brain_door import start_gunicorn
+from brain_door import start_gunicorn, wait_for_door
 
 SECTION = "Memory that stays true"
 REMEMBERS_A_YEAR = 3000
@@ -133,23 +133,9 @@ class Household:
 
 
 def send(session: requests.Session, url: str, member: Any, text: str) -> None:
-    event_id = str(uuid.uuid4())
-    use = {"id": "c1", "name": "memory", "verb": "remember", "scope": "household",
-           "input": {"verb": "remember", "text": text}, "output": {"ok": True}}  # fmt: skip
-    event = {
-        "type": "conversation.turn", "id": event_id, "occurred_at": "2026-12-03T09:00:00Z",
-        "soul": "pippa",
-        "conversation": {"id": str(uuid.uuid4()), "pinned_head": None, "vessel": "offline",
-                         "viewer": {"member": str(member.pk), "name": member.first_name},
-                         "kind": "chat"},
-        "message": {"id": str(uuid.uuid4()), "role": "assistant", "content": "Noted.",
-                    "created_at": "2026-12-03T09:00:00Z", "tool_uses": [use]},
-    }  # fmt: skip
-    answer = session.post(
-        f"{url}/v1/events", json=event, headers={"Idempotency-Key": event_id}, timeout=30
-    )
-    if answer.status_code != 202:
-        raise SystemExit(f"the engine answered {answer.status_code} to a remember")
+    """Remember ``text`` for the household, said by ``member`` in a chat."""
+    viewer = {"member": str(member.pk), "name": member.first_name}
+    post_remember(session, url, remember_event(text, viewer=viewer))
 
 
 def caught_up(engine: Any, *, within: float = 120.0) -> None:
@@ -235,12 +221,7 @@ def main() -> None:
         brain=BrainClient(door, SECRET, timeout=30),
     )
     try:
-        for _ in range(200):
-            try:
-                requests.get(door, timeout=5)
-                break
-            except requests.RequestException:
-                time.sleep(0.1)
+        wait_for_door(door, tries=200)
         engine.start()
         run(args, engine, provider, people)
     finally:
@@ -297,8 +278,7 @@ def report(
     figure(
         f"Stale facts in the day's block ({backend})",
         f"{stale} line(s) on {days} of {args.days} days",
-        target="0",
-        met=stale == 0,
+        **none_wanted(stale),
         what=what + "; a stale fact is a version the household has since updated",
         section=SECTION,
     )

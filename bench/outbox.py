@@ -19,7 +19,6 @@ once. The figure is raw time / worker time (target at least 0.8).
 
 import os
 import signal
-import threading
 import time
 import uuid
 from typing import Any
@@ -35,7 +34,15 @@ from _processes import (
     running,
 )
 from _report import figure
-from _setup import arguments, backend_name, configure_memory, household, median, setup_django
+from _setup import (
+    arguments,
+    at_once,
+    backend_name,
+    configure_memory,
+    household,
+    median,
+    setup_django,
+)
 
 #: The processes that deliver turn events, name to command: the Procfile's, so the bench runs what
 #: production runs. Change this one line if delivery moves to another command.
@@ -188,13 +195,7 @@ def raw_round(engine_url: str, payloads: list[dict[str, Any]]) -> tuple[float, l
                 failures.append(f"{answer.status_code} {answer.text[:200]}")
 
     count = concurrency()
-    loops = [threading.Thread(target=post_all, args=(bodies[n::count],)) for n in range(count)]
-    started = time.perf_counter()
-    for loop in loops:
-        loop.start()
-    for loop in loops:
-        loop.join()
-    seconds = time.perf_counter() - started
+    seconds = at_once(post_all, [bodies[n::count] for n in range(count)])
     if failures:
         raise RuntimeError(f"the engine refused raw posts: {failures[:3]}")
     return seconds, [event_id for event_id, _ in bodies]

@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from _report import figure
-from _setup import arguments, household, median, setup_django
+from _setup import arguments, household, median, setup_django, vessel
 
 KEY_ENV = "BENCH_PROVIDER_API_KEY"
 #: Seconds between the provider double's pieces.
@@ -163,20 +163,18 @@ def main() -> None:
     args = arguments(__doc__.splitlines()[0], rounds=(9, 2), pieces=(20, 20))
     args.pace = PACE
     setup_django(database=args.database, label="streaming", PIPPA_MEMORY_ENABLED="false")
-    from webui.models import Conversation, Vessel
+    from webui.models import Conversation
 
     h = household()
     double = provider_double(args.pieces, args.pace)
     os.environ[KEY_ENV] = "bench-key"
-    provider, _ = Vessel.objects.get_or_create(
-        slug="provider-double",
-        defaults={
-            "name": "Provider double",
-            "adapter": "openai",
-            "model": "bench-1",
-            "base_url": f"http://127.0.0.1:{double.server_address[1]}/v1",
-            "api_key_env": KEY_ENV,
-        },
+    provider = vessel(
+        "provider-double",
+        name="Provider double",
+        adapter="openai",
+        model="bench-1",
+        base_url=f"http://127.0.0.1:{double.server_address[1]}/v1",
+        api_key_env=KEY_ENV,
     )
     base = site()
     http = logged_in(h["user"])

@@ -27,11 +27,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from _processes import closed_port_url
 from _report import figure
 from _setup import (
     arguments,
     backend_name,
-    closed_port_url,
     configure_memory,
     household,
     median,

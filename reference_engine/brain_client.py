@@ -18,6 +18,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partialmethod
 from typing import Any
 
 import requests
@@ -119,37 +120,11 @@ class BrainClient:
             "webhook-signature": signatures,
         }
 
-    def assemble(
-        self,
-        soul: str,
-        data: dict[str, Any],
-        *,
-        viewer: str | None = None,
-        webhook_id: str | None = None,
-    ) -> Judgement:
-        """Ask the door to ``assemble`` for ``soul``, from facts ``viewer`` may see (None: an
-        unattended run, household only), so the door can leave out any its site knows that viewer
-        may no longer see; a repeated ``webhook_id`` with the same body gets the door's stored
-        answer and runs no vessel again."""
-        return self.judge("assemble", soul, data, viewer=viewer, webhook_id=webhook_id)
-
     def curate(
         self, soul: str, data: dict[str, Any], *, webhook_id: str | None = None
     ) -> Judgement:
         """Ask the door to ``curate`` ``data["items"]`` for ``soul``: which to keep."""
         return self.judge("curate", soul, data, webhook_id=webhook_id)
-
-    def decide(
-        self,
-        soul: str,
-        data: dict[str, Any],
-        *,
-        viewer: str | None = None,
-        webhook_id: str | None = None,
-    ) -> Judgement:
-        """Ask the door to ``decide`` ``data["question"]`` among ``data["options"]`` for
-        ``soul``, from memories ``viewer`` may see: a choice, a confidence and a reason."""
-        return self.judge("decide", soul, data, viewer=viewer, webhook_id=webhook_id)
 
     def judge(
         self,
@@ -182,6 +157,16 @@ class BrainClient:
         except requests.RequestException as exc:
             raise DoorFailed(f"the brain door could not be reached ({type(exc).__name__})") from exc
         return judgement_of(reply.status_code, content, role)
+
+    # The roles asked for a viewer are :meth:`judge` with the role named; :meth:`curate` takes none.
+    assemble = partialmethod(judge, "assemble")
+    """Ask the door to ``assemble`` for ``soul``, from facts ``viewer`` may see (None: an
+    unattended run, household only), so the door can leave out any its site knows that viewer
+    may no longer see; a repeated ``webhook_id`` with the same body gets the door's stored
+    answer and runs no vessel again."""
+    decide = partialmethod(judge, "decide")
+    """Ask the door to ``decide`` ``data["question"]`` among ``data["options"]`` for ``soul``,
+    from memories ``viewer`` may see: a choice, a confidence and a reason."""
 
     def read_capped(self, reply: requests.Response, deadline: float) -> bytes:
         """The answer's body, at most ``max_bytes`` of it, read by ``deadline`` (the read

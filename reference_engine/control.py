@@ -14,25 +14,22 @@ what was received (``Authorization`` redacted), ``POST /_control/memories {"soul
 from dataclasses import dataclass
 from typing import Any
 
-from werkzeug.routing import Map, Rule
-
 from reference_engine.faults import MODES, Faults
 from reference_engine.souls import SCOPES
 from reference_engine.state import EngineState
-from reference_engine.wire import Answer, Refusal, RequestLog, invalid
+from reference_engine.wire import Answer, Refusal, RequestLog, invalid, url_map
 
 REDACTED = "[redacted]"
 SECRET_HEADERS = {"authorization", "cookie", "proxy-authorization"}
 
-CONTROL_URLS = Map(
-    [
-        Rule("/_control/requests", methods=["GET"], endpoint="requests"),
-        Rule("/_control/faults", methods=["POST"], endpoint="faults"),
-        Rule("/_control/reset", methods=["POST"], endpoint="reset"),
-        Rule("/_control/memories", methods=["POST"], endpoint="memories"),
-        Rule("/_control/settings", methods=["POST"], endpoint="settings"),
-    ],
-    merge_slashes=False,
+CONTROL_URLS = url_map(
+    {
+        "requests": "GET /_control/requests",
+        "faults": "POST /_control/faults",
+        "reset": "POST /_control/reset",
+        "memories": "POST /_control/memories",
+        "settings": "POST /_control/settings",
+    }
 )
 
 

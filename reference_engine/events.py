@@ -16,7 +16,8 @@ class BadEvent(ValueError):
 
 @dataclass(frozen=True)
 class NewMemory:
-    """A memory an event asks the engine to keep, with who said it and where."""
+    """A memory to keep (:func:`~.storage.memories.keep_memory`), with who said it and where:
+    one a turn event asks for, or one added directly (the memory page, the control door)."""
 
     text: str
     scope: str

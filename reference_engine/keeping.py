@@ -8,6 +8,7 @@ Each change runs in one transaction and moves the head, as every change does.
 
 from typing import Any
 
+from reference_engine.events import NewMemory
 from reference_engine.selection import same_words
 from reference_engine.souls import Memory, UnknownItem
 from reference_engine.storage import truth
@@ -60,9 +61,7 @@ def add(
     """Keep a memory as ``remember`` would (the same words kept once); the item and the head."""
     words = checked_text(text)
     with state.database.write() as cursor:
-        _, item_id = keep_memory(
-            cursor, soul, text=words, scope=scope, said_by=said_by(member, name), source={}
-        )
+        _, item_id = keep_memory(cursor, soul, NewMemory(words, scope, said_by(member, name), {}))
         return answer(cursor, soul, item_id, member)
 
 
@@ -80,7 +79,7 @@ def correct(
         if same_words(words) == same_words(old.text):
             raise SameWords("The correction has the words the memory has already.")
         _, new_id = keep_memory(
-            cursor, soul, text=words, scope=old.scope, said_by=said_by(viewer, name), source={}
+            cursor, soul, NewMemory(words, old.scope, said_by(viewer, name), {})
         )
         new = find_memory(cursor, soul, new_id, viewer=viewer)
         rev = truth.replace(cursor, soul, old.seq, new.seq)

@@ -13,8 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from werkzeug.routing import Map, Rule
-
 from reference_engine import portability
 from reference_engine.request_schemas import checked_body, checked_path, checked_query
 from reference_engine.souls import SCOPES
@@ -24,6 +22,7 @@ from reference_engine.wire import (
     CONTRACT_VERSIONS,
     Answer,
     Refusal,
+    url_map,
 )
 
 
@@ -271,30 +270,29 @@ ROUTES: dict[str, Callable[..., Answer]] = {
 }
 """Each route by the ``operationId`` its path and method have in ``docs/engine-openapi.yaml``."""
 
-CONTRACT_URLS = Map(
-    [
-        Rule("/v1/souls/<soul>/head", methods=["GET"], endpoint="getHead"),
-        Rule("/v1/souls/<soul>/blocks/<revision>", methods=["GET"], endpoint="getBlock"),
-        Rule("/v1/events", methods=["POST"], endpoint="postEvent"),
-        Rule("/v1/recall", methods=["POST"], endpoint="recall"),
-        Rule("/v1/asks", methods=["POST"], endpoint="ask"),
-        Rule("/v1/conversations/<id>/answers", methods=["GET"], endpoint="getAnswers"),
-        Rule("/v1/conversations/<id>/answers/ack", methods=["POST"], endpoint="ackAnswers"),
-        Rule("/v1/wakes/brief", methods=["POST"], endpoint="wakeBrief"),
-        Rule("/v1/bundles", methods=["POST"], endpoint="bundle"),
-        Rule("/v1/souls/<soul>/items", methods=["GET"], endpoint="listItems"),
-        Rule("/v1/souls/<soul>/members", methods=["GET"], endpoint="listMembers"),
-        Rule("/v1/souls/<soul>/items/<id>", methods=["GET"], endpoint="findItem"),
-        Rule("/v1/souls/<soul>/items/<id>", methods=["DELETE"], endpoint="forgetItem"),
-        Rule("/v1/souls/<soul>/items/<id>", methods=["PATCH"], endpoint="rescopeItem"),
-        Rule("/v1/souls/<soul>/members/<member>/forget", methods=["POST"], endpoint="forgetMember"),
-        Rule("/v1/souls/<soul>/items", methods=["POST"], endpoint="addItem"),
-        Rule("/v1/souls/<soul>/items/<id>/correct", methods=["POST"], endpoint="correctItem"),
-        Rule("/v1/souls/<soul>/items/<id>/restore", methods=["POST"], endpoint="restoreItem"),
-        Rule("/v1/souls/<soul>/export", methods=["GET"], endpoint="exportItems"),
-        Rule("/v1/souls/<soul>/import", methods=["POST"], endpoint="importItems"),
-    ],
-    merge_slashes=False,  # never a redirect: an engine that moved is a failure to the client
+CONTRACT_URLS = url_map(
+    {
+        "getHead": "GET /v1/souls/<soul>/head",
+        "getBlock": "GET /v1/souls/<soul>/blocks/<revision>",
+        "postEvent": "POST /v1/events",
+        "recall": "POST /v1/recall",
+        "ask": "POST /v1/asks",
+        "getAnswers": "GET /v1/conversations/<id>/answers",
+        "ackAnswers": "POST /v1/conversations/<id>/answers/ack",
+        "wakeBrief": "POST /v1/wakes/brief",
+        "bundle": "POST /v1/bundles",
+        "listItems": "GET /v1/souls/<soul>/items",
+        "listMembers": "GET /v1/souls/<soul>/members",
+        "findItem": "GET /v1/souls/<soul>/items/<id>",
+        "forgetItem": "DELETE /v1/souls/<soul>/items/<id>",
+        "rescopeItem": "PATCH /v1/souls/<soul>/items/<id>",
+        "forgetMember": "POST /v1/souls/<soul>/members/<member>/forget",
+        "addItem": "POST /v1/souls/<soul>/items",
+        "correctItem": "POST /v1/souls/<soul>/items/<id>/correct",
+        "restoreItem": "POST /v1/souls/<soul>/items/<id>/restore",
+        "exportItems": "GET /v1/souls/<soul>/export",
+        "importItems": "POST /v1/souls/<soul>/import",
+    }
 )
 
 

@@ -21,7 +21,7 @@ from reference_engine.blocks import block_answer
 from reference_engine.brain_client import BrainClient
 from reference_engine.config import DEFAULTS
 from reference_engine.cursors import BadCursor, cursor_position, known_number
-from reference_engine.events import remembered_by_event
+from reference_engine.events import NewMemory, remembered_by_event
 from reference_engine.meaning import MeaningIndex
 from reference_engine.recall import for_version_2, recall_answer
 from reference_engine.souls import Memory, UnknownItem, now_iso, words_of
@@ -113,9 +113,7 @@ class EngineState:
         """
         said_by = {"member": member, "name": name or member} if member else None
         with self.database.write() as cursor:
-            head, _ = rows.keep_memory(
-                cursor, soul, text=text, scope=scope, said_by=said_by, source=source or {}
-            )
+            head, _ = rows.keep_memory(cursor, soul, NewMemory(text, scope, said_by, source or {}))
         return revision_name(head)
 
     def block(

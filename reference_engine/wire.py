@@ -5,13 +5,16 @@ An answer is ``(status, body, headers)``: ``body`` is JSON-able (None for no bod
 :class:`RawBody` sent as it is. A :class:`Refusal` raised anywhere while a request is answered
 becomes the contract's error answer (:mod:`.errors` turns every exception into one).
 :class:`ConnectionDropped` tells the server the connection was closed on purpose (a fault mode)
-and nothing is to be written.
+and nothing is to be written. :func:`url_map` writes the contract's and the control door's URLs
+the one way.
 """
 
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from werkzeug.routing import Map, Rule
 
 CONTRACT_HEADER_NAME = "X-Memory-Contract"
 CONTRACT_VERSIONS = ("2", "3")
@@ -97,3 +100,13 @@ class RequestLog:
     def clear(self) -> None:
         with self.lock:
             self.entries.clear()
+
+
+def url_map(routes: dict[str, str]) -> Map:
+    """The URL map of ``routes``, each ``endpoint: "METHOD /path"``. Slashes are never merged,
+    so no path is answered with a redirect: an engine that moved is a failure to the client."""
+    rules = []
+    for endpoint, route in routes.items():
+        method, path = route.split(" ", 1)
+        rules.append(Rule(path, methods=[method], endpoint=endpoint))
+    return Map(rules, merge_slashes=False)

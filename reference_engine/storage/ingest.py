@@ -66,7 +66,5 @@ def record_turn(
         if not claim_event(cursor, event_id, soul, received_at):
             return False
         for new in kept:
-            keep_memory(
-                cursor, soul, text=new.text, scope=new.scope, said_by=new.said_by, source=new.source
-            )
+            keep_memory(cursor, soul, new)
     return True

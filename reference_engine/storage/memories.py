@@ -11,6 +11,7 @@ import uuid
 from typing import Any
 
 from reference_engine.embedding import vector_bytes
+from reference_engine.events import NewMemory
 from reference_engine.selection import same_words
 from reference_engine.souls import SCOPES, Memory, NoOwner, UnknownItem, now_iso, words_of
 from reference_engine.storage.database import Cursor
@@ -87,16 +88,7 @@ def memory_of(row: tuple[Any, ...]) -> Memory:
     seq, item_id, text, at, scope, owner, owner_name, conversation, message, tool_use, keep = row
     said_by = {"member": owner, "name": owner_name or owner} if owner else None
     source = {"conversation": conversation, "message": message, "tool_use": tool_use}
-    return Memory(
-        id=item_id,
-        text=text,
-        at=at,
-        scope=scope,
-        said_by=said_by,
-        source=source,
-        seq=seq,
-        keep=bool(keep),
-    )
+    return Memory(item_id, text, at, scope, said_by, source, seq, bool(keep))
 
 
 def item_values(
@@ -154,23 +146,17 @@ def touch_memory(cursor: Cursor, soul: str, seq: int) -> int:
     return head
 
 
-def keep_memory(
-    cursor: Cursor,
-    soul: str,
-    *,
-    text: str,
-    scope: str,
-    said_by: dict[str, str] | None,
-    source: dict[str, Any],
-) -> tuple[int, str]:
-    """Keep one memory, unless its owner keeps the same words in the same scope already (then
+def keep_memory(cursor: Cursor, soul: str, new: NewMemory) -> tuple[int, str]:
+    """Keep ``new``, unless its owner keeps the same words in the same scope already (then
     that one is made the most recent instead); ``(new head, the memory's id)``."""
-    if scope in SCOPES:
-        owner = said_by["member"] if said_by else None
-        same = same_memory(cursor, soul, text=text, scope=scope, owner=owner)
+    if new.scope in SCOPES:
+        owner = new.said_by["member"] if new.said_by else None
+        same = same_memory(cursor, soul, text=new.text, scope=new.scope, owner=owner)
         if same is not None:
             return touch_memory(cursor, soul, same[0]), same[1]
-    head = add_memory(cursor, soul, text=text, scope=scope, said_by=said_by, source=source)
+    head = add_memory(
+        cursor, soul, text=new.text, scope=new.scope, said_by=new.said_by, source=new.source
+    )
     row = cursor.run(
         "SELECT id FROM engine_items WHERE soul = ? AND added_rev = ? ORDER BY seq DESC LIMIT 1",
         [soul, head],
@@ -278,17 +264,22 @@ def find_memory(cursor: Cursor, soul: str, item_id: str, *, viewer: str | None) 
     return memory_of(row)
 
 
+def live_among(what: str, key: str, count: int) -> str:
+    """SQL for ``what`` of the live items of a soul, among ``count`` values of ``key``, that a
+    viewer may see; its parameters are the soul, those values, then the viewer."""
+    marks = ", ".join("?" * count)
+    return (
+        f"SELECT {what} FROM engine_items WHERE soul = ? AND {key} IN ({marks}) "  # noqa: S608
+        f"AND {LIVE} AND {VISIBLE}"
+    )
+
+
 def all_visible(cursor: Cursor, soul: str, item_ids: list[str], *, viewer: str | None) -> bool:
     """Whether every one of ``item_ids`` is live and visible to ``viewer`` now."""
     wanted = sorted(set(item_ids))
     if not wanted:
         return True
-    marks = ", ".join("?" * len(wanted))
-    row = cursor.run(
-        f"SELECT COUNT(*) FROM engine_items WHERE soul = ? AND id IN ({marks}) "  # noqa: S608
-        f"AND {LIVE} AND {VISIBLE}",
-        [soul, *wanted, viewer],
-    ).one()
+    row = cursor.run(live_among("COUNT(*)", "id", len(wanted)), [soul, *wanted, viewer]).one()
     return row is not None and int(row[0]) == len(wanted)
 
 

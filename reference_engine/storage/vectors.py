@@ -4,7 +4,7 @@ engine had them (the start-up backfill)."""
 
 from reference_engine.souls import Memory
 from reference_engine.storage.database import Cursor
-from reference_engine.storage.memories import COLUMNS, LIVE, VISIBLE, memory_of
+from reference_engine.storage.memories import COLUMNS, live_among, memory_of
 
 RECHECK = 64
 """Rows before the last one read that a refresh reads again: on PostgreSQL a row with a smaller
@@ -26,12 +26,7 @@ def visible_memories(
     """Those of ``seqs`` that are live items of ``soul`` ``viewer`` may see, by seq."""
     if not seqs:
         return {}
-    marks = ", ".join("?" * len(seqs))
-    rows = cursor.run(
-        f"SELECT {COLUMNS} FROM engine_items WHERE soul = ? AND seq IN ({marks}) "  # noqa: S608
-        f"AND {LIVE} AND {VISIBLE}",
-        [soul, *seqs, viewer],
-    ).all()
+    rows = cursor.run(live_among(COLUMNS, "seq", len(seqs)), [soul, *seqs, viewer]).all()
     return {int(row[0]): memory_of(row) for row in rows}
 
 
