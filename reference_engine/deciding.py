@@ -103,11 +103,11 @@ class Decider:
                 truth.record_decision(
                     cursor,
                     soul,
-                    new.seq,
-                    old.seq,
-                    truth.DOOR_FAILED,
-                    failed.reason,
-                    "the brain door",
+                    new_seq=new.seq,
+                    old_seq=old.seq,
+                    outcome=truth.DOOR_FAILED,
+                    reason=failed.reason,
+                    judged_by="the brain door",
                     brain_call=call_id,
                 )
             return False
@@ -143,11 +143,11 @@ class Decider:
             truth.record_decision(
                 cursor,
                 soul,
-                new.seq,
-                old.seq,
-                outcome,
-                reason,
-                judged_by,
+                new_seq=new.seq,
+                old_seq=old.seq,
+                outcome=outcome,
+                reason=reason,
+                judged_by=judged_by,
                 choice=choice,
                 confidence=confidence,
                 brain_call=call_id,

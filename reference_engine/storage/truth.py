@@ -87,19 +87,18 @@ def replaced_by(cursor: Cursor, seq: int) -> int | None:
 def record_decision(
     cursor: Cursor,
     soul: str,
+    *,
     new_seq: int,
     old_seq: int | None,
     outcome: str,
     reason: str,
     judged_by: str,
-    *,
     choice: str | None = None,
     confidence: float | None = None,
     brain_call: str | None = None,
     rev: int | None = None,
 ) -> str:
-    """Keep one decision (or one failed try at one) on the item ``new_seq`` against ``old_seq``;
-    its id."""
+    """Keep one decision (or one failed try at one); its id."""
     decision_id = f"dec_{uuid.uuid4().hex[:16]}"
     cursor.run(
         "INSERT INTO engine_decisions (id, soul, new_seq, old_seq, choice, confidence, reason, "
