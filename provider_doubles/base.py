@@ -110,6 +110,17 @@ def strip_slot(messages: list[Any]) -> tuple[list[Any], int]:
     return kept, removed
 
 
+def trailing_tool_messages(
+    messages: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A chat-shaped conversation (OpenAI Chat Completions, Ollama) cut before its trailing
+    ``tool`` messages: what came before them (the calls' assistant message last), then them."""
+    end = len(messages)
+    while end and messages[end - 1]["role"] == "tool":
+        end -= 1
+    return messages[:end], messages[end:]
+
+
 class Kit:
     """The parts of a provider a contract test needs."""
 

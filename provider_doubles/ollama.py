@@ -3,7 +3,7 @@
 import json
 from typing import Any
 
-from provider_doubles.base import SLOT_PREFIX, USAGE, Kit, pieces
+from provider_doubles.base import SLOT_PREFIX, USAGE, Kit, pieces, trailing_tool_messages
 
 
 class OllamaKit(Kit):
@@ -62,14 +62,9 @@ class OllamaKit(Kit):
         return {"error": "an error was encountered while running the model: unexpected EOF"}
 
     def call_links(self, request: dict[str, Any]) -> tuple[list[str], list[str]]:
-        messages = request["messages"]
-        results = []
-        index = len(messages) - 1
-        while messages[index]["role"] == "tool":
-            results.insert(0, messages[index]["tool_name"])
-            index -= 1
-        calls = [c["function"]["name"] for c in messages[index]["tool_calls"]]
-        return calls, results
+        before, results = trailing_tool_messages(request["messages"])
+        calls = [c["function"]["name"] for c in before[-1]["tool_calls"]]
+        return calls, [r["tool_name"] for r in results]
 
     def error(self, kind: str) -> tuple[int, dict[str, Any], dict[str, str]]:
         status, message = {
@@ -92,12 +87,10 @@ class OllamaKit(Kit):
         messages = [
             m for m in request["messages"] if not str(m.get("content", "")).startswith(SLOT_PREFIX)
         ]
-        results = []
-        for message in reversed(messages):
-            if message["role"] != "tool":
-                break
-            results.insert(0, json.loads(message["content"]))
-        return (None, results) if results else (messages[-1]["content"], [])
+        before, results = trailing_tool_messages(messages)
+        if results:
+            return None, [json.loads(r["content"]) for r in results]
+        return before[-1]["content"], []
 
     def tool_names(self, request: dict[str, Any]) -> list[str]:
         return [t["function"]["name"] for t in request.get("tools", [])]

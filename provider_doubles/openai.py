@@ -3,7 +3,7 @@
 import json
 from typing import Any
 
-from provider_doubles.base import USAGE, Kit, pieces
+from provider_doubles.base import USAGE, Kit, pieces, trailing_tool_messages
 
 
 class OpenAIKit(Kit):
@@ -97,14 +97,8 @@ class OpenAIKit(Kit):
         }
 
     def call_links(self, request: dict[str, Any]) -> tuple[list[str], list[str]]:
-        messages = request["messages"]
-        results = []
-        index = len(messages) - 1
-        while messages[index]["role"] == "tool":
-            results.insert(0, messages[index]["tool_call_id"])
-            index -= 1
-        calls = [c["id"] for c in messages[index]["tool_calls"]]
-        return calls, results
+        before, results = trailing_tool_messages(request["messages"])
+        return [c["id"] for c in before[-1]["tool_calls"]], [r["tool_call_id"] for r in results]
 
     def error(self, kind: str) -> tuple[int, dict[str, Any], dict[str, str]]:
         status, error_type, code = {
@@ -130,13 +124,10 @@ class OpenAIKit(Kit):
         return body["error"]["code"] or body["error"]["type"]
 
     def last_turn(self, request: dict[str, Any]) -> tuple[str | None, list[Any]]:
-        messages = request["messages"]
-        results = []
-        for message in reversed(messages):
-            if message["role"] != "tool":
-                break
-            results.insert(0, json.loads(message["content"]))
-        return (None, results) if results else (messages[-1]["content"][0]["text"], [])
+        before, results = trailing_tool_messages(request["messages"])
+        if results:
+            return None, [json.loads(r["content"]) for r in results]
+        return before[-1]["content"][0]["text"], []
 
     def tool_names(self, request: dict[str, Any]) -> list[str]:
         return [t["function"]["name"] for t in request.get("tools", [])]

@@ -92,35 +92,28 @@ def heartbeat_line(*, role: str, title: str, what_it_does: str, start_with: str)
     the command that starts it."""
     beats = newest_beats(role)
     details = beat_details(beats)
-    restart = f"{MAKE_RUN_RESTARTS}Elsewhere start `{start_with}` again."
     if not beats:
-        return HealthLine(
-            key=role,
-            title=title,
-            state="failing",
-            sentence=f"It has never said it is running, so {what_it_does}.",
-            what_to_do=restart,
-            details=details,
-        )
-    newest = beats[0]
-    age = (timezone.now() - newest.beat_at).total_seconds()
-    details["seconds_since_beat"] = round(age, 1)
-    if age > stale_after_seconds():
-        return HealthLine(
-            key=role,
-            title=title,
-            state="failing",
-            sentence=f"It stopped {how_long(age)} ago (last heard at {clock(newest.beat_at)}), "
-            f"so {what_it_does}.",
-            what_to_do=restart,
-            details=details,
-        )
-    since = f", running since {clock(newest.started_at)}" if newest.started_at else ""
+        state, sentence = "failing", f"It has never said it is running, so {what_it_does}."
+    else:
+        newest = beats[0]
+        age = (timezone.now() - newest.beat_at).total_seconds()
+        details["seconds_since_beat"] = round(age, 1)
+        if age > stale_after_seconds():
+            state = "failing"
+            sentence = (
+                f"It stopped {how_long(age)} ago (last heard at {clock(newest.beat_at)}), "
+                f"so {what_it_does}."
+            )
+        else:
+            since = f", running since {clock(newest.started_at)}" if newest.started_at else ""
+            state, sentence = "ok", f"Running: last heard {how_long(age)} ago{since}."
+    restart = f"{MAKE_RUN_RESTARTS}Elsewhere start `{start_with}` again."
     return HealthLine(
         key=role,
         title=title,
-        state="ok",
-        sentence=f"Running: last heard {how_long(age)} ago{since}.",
+        state=state,
+        sentence=sentence,
+        what_to_do=restart if state == "failing" else "",
         details=details,
     )
 

@@ -13,7 +13,7 @@ import unicodedata
 from django.db import transaction
 
 from webui.models import Conversation, Vessel, VesselMove
-from webui.turns.lock import ConversationGone, TurnBusy, claim_turn, release_turn
+from webui.turns.lock import ConversationGone, TurnBusy, TurnLock, claim_turn, release_turn
 
 #: Longest title, in characters (the column's length).
 TITLE_MAX_CHARS = Conversation._meta.get_field("title").max_length
@@ -47,6 +47,21 @@ def has_control_characters(text: str) -> bool:
     return any(unicodedata.category(char) in ("Cc", "Cs") or char in BIDI_CONTROLS for char in text)
 
 
+def claim_or_refuse(conversation: Conversation, *, then: str, keep: bool = True) -> TurnLock:
+    """The conversation's turn lock (:func:`~webui.turns.lock.claim_turn`, ``keep`` passed on);
+    while a turn runs, :class:`ConversationError` (``turn_in_progress``, the running turn's id in
+    ``details``) whose sentence ends with ``then``, what the member may do instead. A deleted
+    conversation raises :class:`~webui.turns.lock.ConversationGone`, for the caller to word."""
+    try:
+        return claim_turn(conversation, keep=keep)
+    except TurnBusy as busy:
+        raise ConversationError(
+            f"A reply is being written in this conversation; {then}.",
+            code="turn_in_progress",
+            details={"turn_id": busy.turn_id},
+        ) from None
+
+
 def rename_conversation(*, conversation: Conversation, title: str) -> Conversation:
     """Give ``conversation`` the title ``title`` (spaces around it dropped).
 
@@ -73,13 +88,7 @@ def delete_conversation(*, conversation: Conversation) -> None:
     next use of that cache, :mod:`webui.prompt.history`).
     """
     try:
-        lock = claim_turn(conversation, keep=False)
-    except TurnBusy as busy:
-        raise ConversationError(
-            "A reply is being written in this conversation; stop it or wait for it, then delete.",
-            code="turn_in_progress",
-            details={"turn_id": busy.turn_id},
-        ) from None
+        lock = claim_or_refuse(conversation, then="stop it or wait for it, then delete", keep=False)
     except ConversationGone:
         return  # deleted already: what was asked for holds
     try:
@@ -108,13 +117,7 @@ def move_conversation(*, conversation: Conversation, vessel: Vessel, moved_by: o
     if vessel.pk == conversation.vessel_id:
         raise ConversationError(f"This chat is on {vessel.name} already.", code="same_vessel")
     try:
-        lock = claim_turn(conversation)
-    except TurnBusy as busy:
-        raise ConversationError(
-            "A reply is being written in this conversation; wait for it, then move it.",
-            code="turn_in_progress",
-            details={"turn_id": busy.turn_id},
-        ) from None
+        lock = claim_or_refuse(conversation, then="wait for it, then move it")
     except ConversationGone:
         raise ConversationError(
             "This conversation was deleted.", code="conversation_deleted"
