@@ -6,13 +6,12 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.test import Client
 from rest_framework.test import APIClient
 
+from tests.support.factory_defaults import DEMO_VAULT, PASSWORD
 from webui.extensions import TurnExtension, register_extension, unregister_extension
 from webui.models import Conversation, Soul, Vessel
-
-DEMO_VAULT = "demo/vaults/pippa"
-PASSWORD = "a-long-test-password-42"
 
 
 @pytest.fixture
@@ -36,6 +35,14 @@ def auth_client(user: Any) -> APIClient:
     client.force_login(user)
     client.get("/accounts/login/")  # sets the CSRF cookie
     client.credentials(HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value)
+    return client
+
+
+@pytest.fixture
+def staff_client(make_user: Callable[..., Any]) -> Client:
+    """A client logged in as "parent", a staff account holding no permission."""
+    client = Client()
+    client.force_login(make_user("parent", is_staff=True))
     return client
 
 

@@ -7,6 +7,7 @@ command that installs it.
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,6 +31,9 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+#: A phone's window and a desktop's, by name (width, height).
+WINDOWS = {"phone": (390, 844), "desktop": (1280, 900)}
 
 # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still
 # synchronous, so Django's async-safety guard must stand aside for these tests.
@@ -56,10 +60,28 @@ def browser() -> Iterator[object]:
         browser.close()
 
 
-@pytest.fixture
-def page(browser: object) -> Iterator[object]:
-    context = browser.new_context(viewport={"width": 1100, "height": 900})  # type: ignore[attr-defined]
+def page_in_a_window(browser: object, width: int, height: int) -> Iterator[object]:
+    """A page of its own browser context, in a window of that size, until the test is done."""
+    context = browser.new_context(viewport={"width": width, "height": height})  # type: ignore[attr-defined]
     page = context.new_page()
     page.set_default_timeout(15000)
     yield page
     context.close()
+
+
+@pytest.fixture
+def page(browser: object) -> Iterator[object]:
+    yield from page_in_a_window(browser, 1100, 900)
+
+
+@pytest.fixture(params=list(WINDOWS), ids=list(WINDOWS))
+def phone_or_desktop_page(request: pytest.FixtureRequest, browser: object) -> Iterator[object]:
+    """A page in a phone's window, then in a desktop's: a test module that takes it as its
+    ``page`` runs each of its tests at both."""
+    yield from page_in_a_window(browser, *WINDOWS[request.param])
+
+
+@pytest.fixture
+def slow_offline_vessel(settings: Any) -> None:
+    """The offline vessel waits between the pieces of its reply, so a reader can watch it arrive."""
+    settings.WEBUI = {"OFFLINE_PACE_SECONDS": 0.15}

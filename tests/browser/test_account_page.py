@@ -4,33 +4,26 @@ password through Django's own views, and log in with it; a mistake is said on th
 changes nothing. Every form carries the site's CSRF token."""
 
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
-from tests.browser.test_chat_flow import log_in
-from tests.conftest import PASSWORD
+from tests.support.browser_pages import SCREENSHOTS, log_in
+from tests.support.factory_defaults import PASSWORD
 from tests.support.layout import assert_fits
 from webui.models import MemberSettings, Vessel
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-SCREENSHOTS = os.environ.get("BROWSER_SCREENSHOTS")
-WIDTHS = {"phone": (390, 844), "desktop": (1280, 900)}
 NEW_PASSWORD = "a-new-household-password-77"
 
 
-@pytest.fixture(params=list(WIDTHS), ids=list(WIDTHS))
-def page(request: pytest.FixtureRequest, browser: Any) -> Iterator[Page]:
-    width, height = WIDTHS[request.param]
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.set_default_timeout(15000)
-    yield page
-    context.close()
+@pytest.fixture
+def page(phone_or_desktop_page: Page) -> Page:
+    """Every test here runs at a phone's width, then at a desktop's."""
+    return phone_or_desktop_page
 
 
 def shot(page: Page, name: str) -> None:

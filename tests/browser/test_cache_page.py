@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import Permission
 from playwright.sync_api import Page, expect
 
-from tests.browser.test_chat_flow import SCREENSHOTS, log_in
+from tests.support.browser_pages import SCREENSHOTS, log_in
 from webui.models import Conversation, VesselCall
 from webui.turns.service import run_turn
 

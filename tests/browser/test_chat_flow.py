@@ -7,20 +7,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.conftest import PASSWORD
+from tests.support.browser_pages import SCREENSHOTS, log_in
 from webui.models import Message
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SCREENSHOTS = os.environ.get("BROWSER_SCREENSHOTS")
-
-
-def log_in(page: Page, base_url: str, username: str) -> None:
-    page.goto(f"{base_url}/accounts/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", name="Conversations")).to_be_visible()
 
 
 def test_member_chats_with_the_offline_vessel_and_sees_its_tool_uses(

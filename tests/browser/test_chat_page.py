@@ -5,7 +5,6 @@ search and day groups, temporary chats, and the composer (Enter, Shift+Enter, th
 a message over the limit refused before sending, the memory hint only where the tool is on)."""
 
 import os
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -13,15 +12,13 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
-from tests.browser.test_chat_flow import log_in
+from tests.support.browser_pages import SCREENSHOTS, log_in
 from tests.support.fakes import ScriptedStreamAdapter
 from webui.models import Conversation, Message
 from webui.vessels import registry
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-SCREENSHOTS = os.environ.get("BROWSER_SCREENSHOTS")
-WIDTHS = {"phone": (390, 844), "desktop": (1280, 900)}
 MARKDOWN_REPLY = (
     "Here you go:\n\n"
     "- tea\n"
@@ -34,15 +31,10 @@ MARKDOWN_REPLY = (
 NO_HORIZONTAL_SCROLL = "() => document.documentElement.scrollWidth <= window.innerWidth"
 
 
-@pytest.fixture(params=list(WIDTHS), ids=list(WIDTHS))
-def page(request: pytest.FixtureRequest, browser: Any) -> Iterator[Page]:
-    """A page at each width: a phone's, then a desktop's."""
-    width, height = WIDTHS[request.param]
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.set_default_timeout(15000)
-    yield page
-    context.close()
+@pytest.fixture
+def page(phone_or_desktop_page: Page) -> Page:
+    """Every test here runs at a phone's width, then at a desktop's."""
+    return phone_or_desktop_page
 
 
 @pytest.fixture

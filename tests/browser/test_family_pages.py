@@ -13,13 +13,18 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from pippa_memory.models import PinRecord
-from tests.browser.test_chat_flow import SCREENSHOTS, log_in
-from tests.browser.test_memory_tool_flow import send, start_conversation
-from tests.browser.test_streaming_chat import LONG, WRITING_TEXT, slow_offline_vessel  # noqa: F401 (fixture)
-from tests.browser.test_two_members_memory import pinned_block_text
 from tests.pippa_memory.test_memory_privacy import deliver_all
+from tests.support.browser_pages import (
+    SCREENSHOTS,
+    begin_a_long_reply,
+    log_in,
+    send,
+    start_conversation,
+)
+from tests.support.conversations import garden_chat
 from tests.support.household_memory import add_memory, said_in_chat
 from tests.support.layout import PHONE, WIDTHS, assert_fits, box_of, inside_viewport
+from tests.support.pinned_blocks import pinned_block_text
 from webui.conf import webui_settings
 from webui.models import Conversation, Message
 
@@ -126,20 +131,14 @@ def test_an_older_chat_shows_its_memory_and_bring_up_to_date_makes_the_next_repl
     assert summary.evaluate("el => el.scrollWidth <= el.clientWidth + 1"), "its line is cut"
 
 
-def thirty_turns(member: Any, soul: Any, vessel: Any) -> Conversation:
-    conversation = Conversation.objects.create(
-        soul=soul, vessel=vessel, viewer=member, title="Thirty turns"
-    )
-    for turn in range(30):
-        asked = Message.objects.create(
-            conversation=conversation, role="user", content=f"Question {turn} about the garden?"
-        )
-        Message.objects.create(
-            conversation=conversation,
-            role="assistant",
-            content=f"Answer {turn}: water the tomatoes.\n" * 3,
-            answers=asked,
-        )
+def open_thirty_turns(
+    page: Page, base_url: str, member: Any, soul: Any, vessel: Any, width: int
+) -> Conversation:
+    """A chat of thirty turns, opened by its member in a window ``width`` wide and 700 px high."""
+    at_width(page, width, 700)
+    conversation = garden_chat(member, soul, vessel, turns=30, title="Thirty turns")
+    log_in(page, base_url, member.username)
+    page.goto(f"{base_url}/conversations/{conversation.pk}/")
     return conversation
 
 
@@ -147,11 +146,8 @@ def thirty_turns(member: Any, soul: Any, vessel: Any) -> Conversation:
 def test_a_message_over_the_limit_in_a_long_chat_shows_its_error_in_view(
     live_server: Any, page: Page, user: Any, soul: Any, offline_vessel: Any, width: int
 ) -> None:
-    at_width(page, width, 700)
-    conversation = thirty_turns(user, soul, offline_vessel)
+    conversation = open_thirty_turns(page, live_server.url, user, soul, offline_vessel, width)
     limit = webui_settings.MAX_MESSAGE_CHARS
-    log_in(page, live_server.url, "alice")
-    page.goto(f"{live_server.url}/conversations/{conversation.pk}/")
     expect(page.locator(".message")).to_have_count(60)
     box = page.get_by_label("Message")
     assert box.get_attribute("maxlength") is None, "a maxlength would cut a paste silently"
@@ -180,10 +176,7 @@ def test_a_message_over_the_limit_in_a_long_chat_shows_its_error_in_view(
 def test_a_renames_result_shows_where_the_rename_was_made(
     live_server: Any, page: Page, user: Any, soul: Any, offline_vessel: Any, width: int
 ) -> None:
-    at_width(page, width, 700)
-    conversation = thirty_turns(user, soul, offline_vessel)
-    log_in(page, live_server.url, "alice")
-    page.goto(f"{live_server.url}/conversations/{conversation.pk}/")
+    open_thirty_turns(page, live_server.url, user, soul, offline_vessel, width)
 
     page.get_by_text("Rename or delete").click()
     title = page.get_by_label("New title")
@@ -300,14 +293,12 @@ def test_after_stop_the_status_line_no_longer_says_the_reply_is_being_written(
     page: Page,
     user: Any,
     conversation: Conversation,
-    slow_offline_vessel: None,  # noqa: F811
+    slow_offline_vessel: None,
 ) -> None:
     at_width(page, PHONE)
     log_in(page, live_server.url, "alice")
     page.goto(f"{live_server.url}{conversation.get_absolute_url()}")
-    page.get_by_label("Message").fill(LONG)
-    page.get_by_role("button", name="Send").click()
-    page.wait_for_function(WRITING_TEXT)
+    begin_a_long_reply(page)
     # Every text the status line shows from the moment Stop is pressed.
     page.evaluate(
         """() => {

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.test_chat_flow import SCREENSHOTS, log_in
 from tests.pippa_memory.conftest import TOKEN
-from tests.support.keeping_engine import KeepingEngine
+from tests.support.browser_pages import SCREENSHOTS, log_in
+from tests.support.keeping_engine import KeepingEngine, serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -21,10 +21,7 @@ OLDEST = "Grandma's birthday is the ninth of May."
 
 @pytest.fixture
 def keeping(configure: Any) -> Iterator[KeepingEngine]:
-    engine = KeepingEngine(token=TOKEN, holds=2).start()
-    configure(URL=engine.url)
-    yield engine
-    engine.stop()
+    yield from serving(KeepingEngine(token=TOKEN, holds=2), configure)
 
 
 @pytest.mark.parametrize("width", [390, 1280])

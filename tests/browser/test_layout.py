@@ -3,20 +3,21 @@ nothing makes the page scroll sideways, the navigation fits, the composer of a l
 stays in reach, and the Soul Stream's wake posts lay out like its job posts."""
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.utils import timezone
 from playwright.sync_api import Page, expect
 from rest_framework.test import APIClient
 
 from pippa_memory.models import MemoryBlock, OutboxEvent
-from tests.browser.test_chat_flow import SCREENSHOTS, log_in
+from tests.support.browser_pages import SCREENSHOTS, log_in
+from tests.support.conversations import garden_chat
 from tests.support.household_memory import add_memory
+from tests.support.jobs import due_job
 from tests.support.layout import WIDTHS, assert_fits, box_of, inside_viewport, overflow_report
-from webui.models import Conversation, Message, ScheduledJob, UnattendedRun, VaultSnapshot, Vessel
+from webui.models import Conversation, UnattendedRun, VaultSnapshot, Vessel
 from webui.unattended.runner import run_due_jobs, run_wake
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -47,25 +48,6 @@ def send(client: APIClient, conversation: Conversation, text: str) -> None:
     assert answer.status_code == 201, answer.content
 
 
-def long_conversation(member: Any, soul: Any, vessel: Vessel) -> Conversation:
-    conversation = Conversation.objects.create(
-        soul=soul, vessel=vessel, viewer=member, title="A long talk"
-    )
-    for turn in range(10):
-        user = Message.objects.create(
-            conversation=conversation,
-            role="user",
-            content=f"Question {turn}: what about the garden?",
-        )
-        Message.objects.create(
-            conversation=conversation,
-            role="assistant",
-            content=f"Answer {turn}: water the tomatoes, then the beans.\n" * 3,
-            answers=user,
-        )
-    return conversation
-
-
 @pytest.fixture
 def household(make_user: Any, user: Any, soul: Any, offline_vessel: Vessel, memory_on: Any) -> Any:
     root = make_user("root", is_staff=True, is_superuser=True)
@@ -91,14 +73,7 @@ def household(make_user: Any, user: Any, soul: Any, offline_vessel: Vessel, memo
     staff_chat = Conversation.objects.create(soul=soul, vessel=offline_vessel, viewer=root)
     send(client, staff_chat, f"remember the wiki is at {UNBROKEN}")
     send(client, staff_chat, "recall wiki")
-    ScheduledJob.objects.create(
-        name="Morning note",
-        soul=soul,
-        vessel=offline_vessel,
-        prompt=LONG_PROMPT,
-        schedule="every 1h",
-        next_run_at=timezone.now() - timedelta(seconds=1),
-    )
+    due_job(soul, offline_vessel, prompt=LONG_PROMPT)
     (job_run,) = run_due_jobs()
     wake_run = run_wake(soul=soul, vessel=offline_vessel)
     return Household(
@@ -107,10 +82,16 @@ def household(make_user: Any, user: Any, soul: Any, offline_vessel: Vessel, memo
         memory=memory,
         chat=chat,
         staff_chat=staff_chat,
-        long_chat=long_conversation(user, soul, offline_vessel),
+        long_chat=garden_chat(user, soul, offline_vessel, turns=10, title="A long talk"),
         job_run=job_run,
         wake_run=wake_run,
     )
+
+
+@pytest.fixture(params=WIDTHS)
+def width(request: pytest.FixtureRequest) -> int:
+    """Every test here runs at a phone's width, then at a desktop's."""
+    return request.param
 
 
 def walk(page: Page, base: str, paths: list[str]) -> list[str]:
@@ -183,38 +164,41 @@ def staff_pages(world: Household) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-def test_every_members_page_fits_the_window(
-    live_server: Any, page: Page, household: Household, width: int
+@pytest.mark.parametrize(
+    ("username", "pages"),
+    [
+        pytest.param("alice", member_pages, id="member"),
+        pytest.param("root", staff_pages, id="staff"),
+    ],
+)
+def test_every_page_fits_the_window(
+    live_server: Any,
+    page: Page,
+    household: Household,
+    width: int,
+    username: str,
+    pages: Callable[[Household], list[str]],
 ) -> None:
     page.set_viewport_size({"width": width, "height": 800})
     page.goto(f"{live_server.url}/accounts/login/")
     assert_fits(page, "the login page")
-    log_in(page, live_server.url, "alice")
+    log_in(page, live_server.url, username)
 
-    problems = walk(page, live_server.url, member_pages(household))
-
-    assert problems == [], f"pages wider than {width} px:\n" + "\n".join(problems)
-
-
-@pytest.mark.parametrize("width", WIDTHS)
-def test_every_staff_page_and_the_admins_fit_the_window(
-    live_server: Any, page: Page, household: Household, width: int
-) -> None:
-    page.set_viewport_size({"width": width, "height": 800})
-    log_in(page, live_server.url, "root")
-
-    problems = walk(page, live_server.url, staff_pages(household))
+    problems = walk(page, live_server.url, pages(household))
 
     assert problems == [], f"pages wider than {width} px:\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize("width", WIDTHS)
+def at_width_as(page: Page, base_url: str, width: int, username: str, height: int = 800) -> None:
+    """``username`` logs in, in a window ``width`` by ``height``."""
+    page.set_viewport_size({"width": width, "height": height})
+    log_in(page, base_url, username)
+
+
 def test_the_repin_confirmation_fits_and_shows_where_it_is(
     live_server: Any, page: Page, household: Household, width: int
 ) -> None:
-    page.set_viewport_size({"width": width, "height": 800})
-    log_in(page, live_server.url, "root")
+    at_width_as(page, live_server.url, width, "root")
     page.goto(f"{live_server.url}/admin/pippa_memory/conversationpin/")
     page.locator(f"input[name=_selected_action][value='{household.chat.pk}']").check()
     page.locator("select[name=action]").select_option("repin_at_next_turn")
@@ -229,12 +213,10 @@ def test_the_repin_confirmation_fits_and_shows_where_it_is(
     assert_fits(page, "the re-pin confirmation")
 
 
-@pytest.mark.parametrize("width", WIDTHS)
 def test_the_navigation_fits_with_every_link_visible(
     live_server: Any, page: Page, household: Household, width: int
 ) -> None:
-    page.set_viewport_size({"width": width, "height": 800})
-    log_in(page, live_server.url, "root")
+    at_width_as(page, live_server.url, width, "root")
 
     nav = page.get_by_role("navigation", name="Site")
     names = ["Conversations", "New conversation", "Soul Stream", "Vessels", "Memory", "Admin"]
@@ -250,12 +232,10 @@ def test_the_navigation_fits_with_every_link_visible(
     assert_fits(page, "the navigation")
 
 
-@pytest.mark.parametrize("width", WIDTHS)
 def test_the_composer_stays_in_reach_in_a_long_conversation(
     live_server: Any, page: Page, household: Household, width: int
 ) -> None:
-    page.set_viewport_size({"width": width, "height": 700})
-    log_in(page, live_server.url, "alice")
+    at_width_as(page, live_server.url, width, "alice", height=700)
     page.goto(f"{live_server.url}/conversations/{household.long_chat.pk}/")
     expect(page.locator(".message")).to_have_count(20)
     box = page.get_by_label("Message")
@@ -283,12 +263,10 @@ def test_the_composer_stays_in_reach_in_a_long_conversation(
     assert_fits(page, "the long conversation")
 
 
-@pytest.mark.parametrize("width", WIDTHS)
 def test_wake_posts_lay_out_like_job_posts(
     live_server: Any, page: Page, household: Household, width: int
 ) -> None:
-    page.set_viewport_size({"width": width, "height": 800})
-    log_in(page, live_server.url, "root")
+    at_width_as(page, live_server.url, width, "root")
     page.goto(f"{live_server.url}/stream/")
 
     # Found by what they say, not by class or id, so the test reads any version of the page.

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.test_chat_flow import SCREENSHOTS, log_in
+from tests.support.browser_pages import SCREENSHOTS, log_in
 from tests.support.household_memory import add_memory, head, said_in_chat
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

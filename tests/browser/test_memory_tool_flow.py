@@ -8,25 +8,9 @@ import pytest
 from django.contrib.auth.models import Permission
 from playwright.sync_api import Page, expect
 
-from tests.browser.test_chat_flow import SCREENSHOTS, log_in
+from tests.support.browser_pages import SCREENSHOTS, log_in, send, start_conversation
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def start_conversation(page: Page, base_url: str) -> None:
-    page.goto(f"{base_url}/conversations/new/")
-    page.get_by_label("Talk with").select_option(label="Pippa")
-    page.get_by_label("Model").select_option(label="Offline")
-    page.get_by_role("button", name="Start").click()
-
-
-def send(page: Page, text: str) -> None:
-    before = page.locator(".message.assistant").count()
-    page.get_by_label("Message").fill(text)
-    page.get_by_role("button", name="Send").click()
-    expect(page.locator(".message.assistant")).to_have_count(before + 1)
-    # The reply's element comes with its first piece; the turn is over when Send is back.
-    expect(page.get_by_role("button", name="Send")).to_be_enabled()
 
 
 def test_flipping_the_switch_decides_the_tool_for_new_conversations(

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.test_chat_flow import SCREENSHOTS, log_in
+from tests.support.browser_pages import SCREENSHOTS, log_in
 from tests.support.household_memory import head
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -7,66 +7,36 @@ The failing model is a real server that is not there: an OpenAI-compatible vesse
 port, so the refusal comes over a socket as it would at home."""
 
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.test_chat_flow import log_in
+from tests.support import vessels
+from tests.support.browser_pages import SCREENSHOTS, log_in
+from tests.support.conversations import garden_chat
 from tests.support.layout import assert_fits, box_of
-from webui.models import Conversation, Message, Vessel, VesselCall, VesselMove
+from webui.models import Conversation, Vessel, VesselCall, VesselMove
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-SCREENSHOTS = os.environ.get("BROWSER_SCREENSHOTS")
-WIDTHS = {"phone": (390, 844), "desktop": (1280, 900)}
 
-
-@pytest.fixture(params=list(WIDTHS), ids=list(WIDTHS))
-def page(request: pytest.FixtureRequest, browser: Any) -> Iterator[Page]:
-    width, height = WIDTHS[request.param]
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.set_default_timeout(15000)
-    yield page
-    context.close()
+@pytest.fixture
+def page(phone_or_desktop_page: Page) -> Page:
+    """Every test here runs at a phone's width, then at a desktop's."""
+    return phone_or_desktop_page
 
 
 @pytest.fixture
 def home_server(db: None) -> Vessel:
     """A household's own model server that is down: nothing listens on port 9."""
-    return Vessel.objects.create(
-        slug="home",
-        name="Home server",
-        adapter=Vessel.Adapter.OPENAI_COMPATIBLE,
-        model="llama",
-        base_url="http://127.0.0.1:9/v1",
-        max_retries=0,
-        connect_timeout=0.5,
-    )
-
-
-def long_chat(user: Any, soul: Any, vessel: Vessel) -> Conversation:
-    """A chat with enough turns that its newest message sits at the composer."""
-    conversation = Conversation.objects.create(soul=soul, vessel=vessel, viewer=user, title="Long")
-    for turn in range(12):
-        asked = Message.objects.create(
-            conversation=conversation, role="user", content=f"Question {turn} about the garden?"
-        )
-        Message.objects.create(
-            conversation=conversation,
-            role="assistant",
-            content=f"Answer {turn}: water the tomatoes.\n" * 3,
-            answers=asked,
-        )
-    return conversation
+    return vessels.home_server()
 
 
 def test_a_model_error_reads_in_family_words_and_never_covers_the_message(
     live_server: Any, page: Page, user: Any, soul: Any, home_server: Vessel, offline_vessel: Any
 ) -> None:
-    conversation = long_chat(user, soul, home_server)
+    conversation = garden_chat(user, soul, home_server, turns=12, title="Long")
     log_in(page, live_server.url, "alice")
     page.goto(f"{live_server.url}{conversation.get_absolute_url()}")
     box = page.get_by_label("Message")

@@ -9,12 +9,16 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from tests.browser.test_chat_flow import SCREENSHOTS, log_in
-from tests.browser.test_memory_tool_flow import send, start_conversation
 from tests.pippa_memory.test_memory_privacy import deliver_all
+from tests.support.browser_pages import SCREENSHOTS, log_in, send, start_conversation
 from webui.models import Message
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+# Alice, Pippa and the offline vessel, with the plug-in's memory on.
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("user", "soul", "offline_vessel", "memory_on"),
+]
 
 WIDTHS = [390, 1280]
 
@@ -23,6 +27,13 @@ def said(page: Page, text: str) -> Locator:
     """Send ``text`` and give back the reply it got."""
     send(page, text)
     return page.locator(".message.assistant").last
+
+
+def new_chat_at(page: Page, base_url: str, width: int) -> None:
+    """Alice logs in, in a window ``width`` wide, and starts a chat with Pippa."""
+    page.set_viewport_size({"width": width, "height": 900})
+    log_in(page, base_url, "alice")
+    start_conversation(page, base_url)
 
 
 def fits_the_window(page: Page, element: Locator) -> None:
@@ -34,17 +45,9 @@ def fits_the_window(page: Page, element: Locator) -> None:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_remember_recall_and_ask_read_as_sentences_and_the_answer_arrives_under_a_later_reply(
-    live_server: Any,
-    page: Page,
-    user: Any,
-    soul: Any,
-    offline_vessel: Any,
-    memory_on: Any,
-    width: int,
+    live_server: Any, page: Page, width: int
 ) -> None:
-    page.set_viewport_size({"width": width, "height": 900})
-    log_in(page, live_server.url, "alice")
-    start_conversation(page, live_server.url)
+    new_chat_at(page, live_server.url, width)
 
     remembered = said(page, "remember I like tea")
     expect(remembered.locator(".content")).to_have_text("I'll remember that for you: “I like tea”.")
@@ -91,17 +94,9 @@ def test_remember_recall_and_ask_read_as_sentences_and_the_answer_arrives_under_
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_a_recall_of_what_is_still_on_its_way_to_memory_says_so(
-    live_server: Any,
-    page: Page,
-    user: Any,
-    soul: Any,
-    offline_vessel: Any,
-    memory_on: Any,
-    width: int,
+    live_server: Any, page: Page, width: int
 ) -> None:
-    page.set_viewport_size({"width": width, "height": 900})
-    log_in(page, live_server.url, "alice")
-    start_conversation(page, live_server.url)
+    new_chat_at(page, live_server.url, width)
 
     said(page, "remember I like green tea")  # its turn event is not delivered yet
     recalled = said(page, "recall tea")

@@ -5,17 +5,15 @@ the household's words (who wrote, when, whether memory was there), with the reco
 
 import os
 import re
-from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Permission
-from django.utils import timezone
 from playwright.sync_api import Page, expect
 
-from tests.browser.test_chat_flow import SCREENSHOTS, log_in
+from tests.support.browser_pages import SCREENSHOTS, log_in
+from tests.support.jobs import due_job
 from tests.support.layout import WIDTHS, assert_fits
-from webui.models import ScheduledJob
 from webui.unattended.runner import run_due_jobs
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -35,14 +33,7 @@ def test_staff_wake_a_soul_and_see_the_stream_newest_first_in_family_words(
     waker = make_user("root", is_staff=True)
     waker.user_permissions.add(Permission.objects.get(codename="add_unattendedrun"))
     memory_on.state.remember("pippa", "The garden needs water on Fridays.")
-    ScheduledJob.objects.create(
-        name="Morning note",
-        soul=soul,
-        vessel=offline_vessel,
-        prompt="Write the morning note.",
-        schedule="every 1h",
-        next_run_at=timezone.now() - timedelta(seconds=1),
-    )
+    due_job(soul, offline_vessel)
     run_due_jobs()
     log_in(page, live_server.url, "root")
 

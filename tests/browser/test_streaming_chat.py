@@ -9,21 +9,15 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.test_chat_flow import log_in
+from tests.support.browser_pages import LONG, begin_a_long_reply, log_in
 from tests.support.fakes import FailingAdapter
 from webui.models import Conversation, Message
 from webui.vessels import registry
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-LONG = " ".join(f"word{n}" for n in range(25))
 FULL_REPLY = f"(offline) I heard: “{LONG}”"
 WAIT_MESSAGE = "A reply is still being written in this conversation; wait for it, then send again."
-# The text of the reply being written, once some has arrived (null until then).
-WRITING_TEXT = """() => {
-  const body = document.querySelector(".message.assistant.writing .content");
-  return body && body.textContent.length > 0 ? body.textContent : null;
-}"""
 
 
 OFFLINE = registry.ADAPTER_CLASSES["offline"]
@@ -48,15 +42,17 @@ BREAK_THE_STREAM_AT_ITS_END = """(() => {
 })();"""
 
 
-@pytest.fixture
-def slow_offline_vessel(settings: Any) -> None:
-    """The offline vessel waits between the pieces of its reply, so a reader can watch it arrive."""
-    settings.WEBUI = {"OFFLINE_PACE_SECONDS": 0.15}
-
-
 def open_conversation(page: Page, live_server: Any, conversation: Conversation) -> None:
     page.goto(f"{live_server.url}{conversation.get_absolute_url()}")
     expect(page.get_by_role("button", name="Send")).to_be_enabled()
+
+
+@pytest.fixture
+def open_chat(live_server: Any, page: Page, user: Any, conversation: Conversation) -> Conversation:
+    """Alice's conversation, open on her ``page``."""
+    log_in(page, live_server.url, "alice")
+    open_conversation(page, live_server, conversation)
+    return conversation
 
 
 def send(page: Page, text: str) -> None:
@@ -65,13 +61,9 @@ def send(page: Page, text: str) -> None:
 
 
 def test_the_reply_text_shows_before_the_reply_is_complete(
-    live_server: Any, page: Page, user: Any, conversation: Conversation, slow_offline_vessel: None
+    page: Page, open_chat: Conversation, slow_offline_vessel: None
 ) -> None:
-    log_in(page, live_server.url, "alice")
-    open_conversation(page, live_server, conversation)
-
-    send(page, LONG)
-    first_seen = page.wait_for_function(WRITING_TEXT).json_value()
+    first_seen = begin_a_long_reply(page)
 
     assert FULL_REPLY.startswith(first_seen)
     assert len(first_seen) < len(FULL_REPLY)
@@ -84,13 +76,9 @@ def test_the_reply_text_shows_before_the_reply_is_complete(
 
 
 def test_stop_ends_the_reply_and_keeps_the_partial_text(
-    live_server: Any, page: Page, user: Any, conversation: Conversation, slow_offline_vessel: None
+    page: Page, open_chat: Conversation, slow_offline_vessel: None
 ) -> None:
-    log_in(page, live_server.url, "alice")
-    open_conversation(page, live_server, conversation)
-
-    send(page, LONG)
-    page.wait_for_function(WRITING_TEXT)
+    begin_a_long_reply(page)
     page.get_by_role("button", name="Stop").click()
 
     reply = page.locator(".message.assistant:not(.writing)")
@@ -107,13 +95,9 @@ def test_stop_ends_the_reply_and_keeps_the_partial_text(
 
 
 def test_a_stopped_reply_is_shown_as_stopped_and_stays_so_after_a_reload(
-    live_server: Any, page: Page, user: Any, conversation: Conversation, slow_offline_vessel: None
+    page: Page, open_chat: Conversation, slow_offline_vessel: None
 ) -> None:
-    log_in(page, live_server.url, "alice")
-    open_conversation(page, live_server, conversation)
-
-    send(page, LONG)
-    page.wait_for_function(WRITING_TEXT)
+    begin_a_long_reply(page)
     page.get_by_role("button", name="Stop").click()
 
     expect(page.locator(".message.assistant.stopped .who")).to_contain_text("stopped")
@@ -123,15 +107,12 @@ def test_a_stopped_reply_is_shown_as_stopped_and_stays_so_after_a_reload(
 
 
 def test_a_second_tab_sending_while_a_reply_is_written_is_told_to_wait(
-    live_server: Any, page: Page, user: Any, conversation: Conversation, slow_offline_vessel: None
+    live_server: Any, page: Page, open_chat: Conversation, slow_offline_vessel: None
 ) -> None:
-    log_in(page, live_server.url, "alice")
-    open_conversation(page, live_server, conversation)
     second_tab = page.context.new_page()
-    open_conversation(second_tab, live_server, conversation)
+    open_conversation(second_tab, live_server, open_chat)
 
-    send(page, LONG)
-    page.wait_for_function(WRITING_TEXT)
+    begin_a_long_reply(page)
     send(second_tab, "are you there?")
 
     expect(second_tab.get_by_role("alert")).to_contain_text(WAIT_MESSAGE)
@@ -143,21 +124,15 @@ def test_a_second_tab_sending_while_a_reply_is_written_is_told_to_wait(
 
 
 def test_retry_answers_the_message_that_failed_not_a_newer_unanswered_one(
-    live_server: Any,
-    page: Page,
-    user: Any,
-    conversation: Conversation,
-    monkeypatch: pytest.MonkeyPatch,
+    page: Page, open_chat: Conversation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    log_in(page, live_server.url, "alice")
-    open_conversation(page, live_server, conversation)
     monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", FailingAdapter)
 
     send(page, "first question")
     expect(page.get_by_role("alert")).to_contain_text("is busy right now")
     failed = Message.objects.get(content="first question")
     # Another tab's message fails too, after this one: the newest unanswered message.
-    newer = Message.objects.create(conversation=conversation, role="user", content="later")
+    newer = Message.objects.create(conversation=open_chat, role="user", content="later")
     monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", OFFLINE)
     with page.expect_request("**/retry/") as retry:
         page.get_by_role("button", name="Retry").click()
@@ -170,17 +145,14 @@ def test_retry_answers_the_message_that_failed_not_a_newer_unanswered_one(
 
 
 def test_ctrl_enter_while_a_reply_is_written_sends_nothing_more(
-    live_server: Any, page: Page, user: Any, conversation: Conversation, slow_offline_vessel: None
+    page: Page, open_chat: Conversation, slow_offline_vessel: None
 ) -> None:
-    log_in(page, live_server.url, "alice")
-    open_conversation(page, live_server, conversation)
     posts: list[str] = []
     page.on(
         "request", lambda request: posts.append(request.url) if request.method == "POST" else None
     )
 
-    send(page, LONG)
-    page.wait_for_function(WRITING_TEXT)
+    begin_a_long_reply(page)
     page.get_by_label("Message").fill("and another thing")
     page.get_by_label("Message").press("Control+Enter")
 
@@ -207,13 +179,9 @@ def test_a_connection_that_breaks_after_the_reply_arrived_shows_no_error(
 
 
 def test_what_is_typed_while_a_reply_is_written_stays_in_the_box(
-    live_server: Any, page: Page, user: Any, conversation: Conversation, slow_offline_vessel: None
+    page: Page, open_chat: Conversation, slow_offline_vessel: None
 ) -> None:
-    log_in(page, live_server.url, "alice")
-    open_conversation(page, live_server, conversation)
-
-    send(page, LONG)
-    page.wait_for_function(WRITING_TEXT)
+    begin_a_long_reply(page)
     page.get_by_label("Message").fill("my next question")
     expect(page.locator(".message.assistant:not(.writing)")).to_have_count(1)
 

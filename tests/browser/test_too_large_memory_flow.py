@@ -11,11 +11,10 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from pippa_memory.models import PinRecord
-from tests.browser.test_chat_flow import SCREENSHOTS, log_in
-from tests.browser.test_memory_tool_flow import send, start_conversation
-from tests.browser.test_two_members_memory import pinned_block_text
+from tests.support.browser_pages import SCREENSHOTS, log_in, send, start_conversation
 from tests.support.household_memory import add_memory
 from tests.support.layout import WIDTHS, assert_fits
+from tests.support.pinned_blocks import pinned_block_text
 from webui.models import Conversation
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -29,15 +28,9 @@ LIMIT = 2_000
 
 
 @pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.usefixtures("soul", "offline_vessel")
 def test_a_chat_whose_memory_was_too_large_says_so_and_takes_it_once_it_fits(
-    live_server: Any,
-    page: Page,
-    user: Any,
-    soul: Any,
-    offline_vessel: Any,
-    memory_on: Any,
-    configure: Any,
-    width: int,
+    live_server: Any, page: Page, user: Any, memory_on: Any, configure: Any, width: int
 ) -> None:
     page.set_viewport_size({"width": width, "height": 800})
     configure(MAX_BLOCK_CHARS=LIMIT)

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from pippa_memory.models import MemoryBlock, PinRecord
-from tests.browser.test_chat_flow import log_in
-from tests.browser.test_memory_tool_flow import send, start_conversation
+from pippa_memory.models import PinRecord
 from tests.pippa_memory.test_memory_privacy import deliver_all
+from tests.support.browser_pages import log_in, send, start_conversation
+from tests.support.pinned_blocks import pinned_block_text
 from webui.models import Conversation
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -30,16 +30,6 @@ def said(page: Page, text: str) -> None:
     """Send ``text`` on the open conversation and let the outbox deliver its turn event."""
     send(page, text)
     deliver_all()
-
-
-def pinned_block_text(conversation: Conversation) -> str:
-    conversation.refresh_from_db()
-    block = MemoryBlock.objects.filter(
-        soul=conversation.soul,
-        revision=conversation.pinned_head,
-        viewer=str(conversation.viewer_id),
-    ).first()
-    return block.text if block else ""
 
 
 def test_a_private_memory_stays_with_its_member_until_she_forgets_it(

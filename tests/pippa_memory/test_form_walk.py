@@ -13,7 +13,7 @@ from django.apps import apps
 from django.test import Client
 
 from reference_engine.server import ReferenceEngine
-from tests.conftest import PASSWORD
+from tests.support.factory_defaults import PASSWORD
 from tests.support.form_walk import Form, encoded, walk_pages
 from tests.support.household_memory import add_memory
 from webui.models import Conversation

@@ -23,13 +23,6 @@ from webui.models import ProcessHeartbeat, Soul, Vessel
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def staff_client(make_user: Callable[..., Any]) -> Client:
-    client = Client()
-    client.force_login(make_user("parent", is_staff=True))
-    return client
-
-
 def lines(client: Client) -> dict[str, dict[str, Any]]:
     return {line["key"]: line for line in client.get("/status.json").json()["lines"]}
 

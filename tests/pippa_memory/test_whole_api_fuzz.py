@@ -6,20 +6,17 @@ server error, and every answer passes schemathesis's default checks (status docu
 conforming to its documented schema, content type documented). Run on SQLite and PostgreSQL alike
 (the suite's ``DATABASE_URL``)."""
 
-import uuid
 from typing import Any
 
 import pytest
 import requests
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from schemathesis.generation import GenerationMode
 
 from reference_engine.server import ReferenceEngine
 from tests.pippa_memory.brain.test_brain_door import NEW_SECRET
 from tests.pippa_memory.brain.test_brain_door_fuzz import SignLikeTheEngine
+from tests.support.api_fuzz import cookies_on_each_case, exercise, is_uuid, site_loaded
 from tests.support.household_memory import add_memory, grant_manage_memory
-from tests.webui.api.test_chat_api_fuzz import logged_in, site_loaded
+from tests.support.live_sessions import logged_in
 from webui.models import Conversation, Vessel
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -27,14 +24,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 #: Per operation and mode; 21 operations x 2 modes x 6 keeps one database's run near 35 s.
 EXAMPLES_PER_OPERATION = 6
 OPERATIONS = 21
-
-
-def is_uuid(value: object) -> bool:
-    try:
-        uuid.UUID(str(value))
-    except ValueError:
-        return False
-    return True
 
 
 def aim_at_real_rows(case: Any, *, conversation: Conversation, item: str, member: str) -> None:
@@ -83,17 +72,8 @@ def test_every_api_survives_generated_requests(
     item = add_memory(memory_on, "Alice hides the biscuits.", scope="private", by=member)
     session = logged_in(live_server.url, member.username)
     schema = site_schema(live_server.url, session)
-    cookies = {name: session.cookies[name] for name in ("sessionid", "csrftoken")}
-    session.cookies.clear()  # on each case instead, so a case that leaves one out goes without
+    cookies_on_each_case(schema, session)
     session.auth = SignLikeTheEngine()
-
-    @schema.auth()
-    class MemberSession:
-        def get(self, case: Any, ctx: Any) -> dict[str, str]:
-            return cookies
-
-        def set(self, case: Any, data: dict[str, str], ctx: Any) -> None:
-            case.cookies = {**(case.cookies or {}), **data}
 
     seen: dict[str, set[int]] = {}
     failures: dict[str, str] = {}
@@ -107,18 +87,8 @@ def test_every_api_survives_generated_requests(
         assert response.status_code < 500, response.text[:500]
 
     for operation in operations:
-        strategy = st.one_of(
-            operation.as_strategy(generation_mode=GenerationMode.POSITIVE),
-            operation.as_strategy(generation_mode=GenerationMode.NEGATIVE),
-        )
-        exercise = settings(
-            max_examples=EXAMPLES_PER_OPERATION * 2,
-            deadline=None,
-            suppress_health_check=list(HealthCheck),
-            database=None,
-        )(given(case=strategy)(send))
         try:
-            exercise()
+            exercise(operation, send, examples=EXAMPLES_PER_OPERATION * 2)
         except Exception as failure:  # every operation's first failure, not only the first's
             failures[operation.label] = f"{type(failure).__name__}: {failure}"[:3000]
 

@@ -12,7 +12,7 @@ own private ones.
 import json
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from socketserver import ThreadingMixIn
 from typing import Any
@@ -163,3 +163,12 @@ class KeepingEngine:
 
 def error(code: str, message: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message}}
+
+
+def serving(engine: KeepingEngine, configure: Callable[..., Any]) -> Iterator[KeepingEngine]:
+    """``engine`` started, with the plug-in's settings pointed at it (``configure`` is the
+    plug-in's settings fixture), until the test is done: for a fixture to ``yield from``."""
+    engine.start()
+    configure(URL=engine.url)
+    yield engine
+    engine.stop()

@@ -4,48 +4,15 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+import responses
 
+from provider_doubles import ALL_KITS, Kit, kit_vessel
+from tests.support.host_world import HostWorld, host_world
+from tests.support.recording_tool import RecordingTool
+from tests.support.vessel_contract import Provider
 from webui import extensions
-from webui.extensions import TurnContext, TurnExtension
-from webui.prompt_types import ToolCall, ToolDefinition
-
-RECORDING_TOOL = ToolDefinition(
-    name="memory",
-    description="A stand-in memory tool for host tests.",
-    input_schema={
-        "type": "object",
-        "properties": {"verb": {"type": "string"}, "text": {"type": "string"}},
-        "required": ["verb", "text"],
-    },
-)
-
-
-class RecordingTool(TurnExtension):
-    """Offers a ``memory`` tool and answers every call with what it was asked."""
-
-    name = "recording-tool"
-    offers_memory_tool = True
-    memory_tool_name = "memory"
-
-    def __init__(self) -> None:
-        self.calls: list[ToolCall] = []
-
-    def tools(self, *, turn: TurnContext) -> list[ToolDefinition]:
-        return [RECORDING_TOOL]
-
-    def execute_tool(self, *, turn: TurnContext, call: ToolCall) -> tuple[bool, Any]:
-        if call.name != "memory":
-            return False, None
-        self.calls.append(call)
-        # Values that a JSON column changes on the way back (integer keys, a huge float) are in
-        # the output on purpose: later turns must still replay this turn's bytes.
-        return True, {
-            "echo": call.input["text"],
-            "verb": call.input["verb"],
-            "big": 1e20,
-            "ratio": 0.1,
-            "order": {10: "ten", 2: "two"},
-        }
+from webui.extensions import TurnExtension
+from webui.models import Conversation, Soul, Vessel
 
 
 @pytest.fixture(autouse=True)
@@ -78,3 +45,38 @@ def saved_replies() -> Iterator[list[Any]]:
     post_save.connect(record, sender=Message, dispatch_uid="tests.saved_replies")
     yield saved
     post_save.disconnect(sender=Message, dispatch_uid="tests.saved_replies")
+
+
+# The vessel contract's fixtures (tests/webui/vessels/test_vessel_contract.py), which the ledger's
+# tests run their turns on too: each test runs once per kit, on all seven adapters.
+@pytest.fixture(params=ALL_KITS, ids=lambda k: k.adapter)
+def kit(request: pytest.FixtureRequest) -> Kit:
+    return request.param()
+
+
+@pytest.fixture
+def vessel(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> Vessel:
+    return kit_vessel(kit, monkeypatch, slug=kit.adapter.replace("_", "-"))
+
+
+@pytest.fixture
+def provider(kit: Kit, request: pytest.FixtureRequest) -> Iterator[Provider]:
+    """The kit's provider mocked with its documented payloads; the offline vessel answers itself
+    and its requests are recorded as it is handed them."""
+    if kit.adapter == "offline":
+        yield Provider(kit, None, request.getfixturevalue("sent_requests"))
+        return
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+        kit.serve(rsps)
+        yield Provider(kit, rsps, [])
+
+
+@pytest.fixture
+def chat(soul: Soul, vessel: Vessel, user: Any, recording_tool: Any) -> Conversation:
+    return Conversation.objects.create(soul=soul, vessel=vessel, viewer=user)
+
+
+@pytest.fixture
+def world(make_user: Any, make_conversation: Any, soul: Soul, offline_vessel: Vessel) -> HostWorld:
+    """One of everything the host's routes and admin pages point at (the access walk's world)."""
+    return host_world(make_user, make_conversation, soul, offline_vessel)

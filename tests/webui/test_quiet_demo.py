@@ -97,28 +97,38 @@ def test_the_demo_job_runs_hourly_and_the_wake_daily_and_a_rerun_keeps_their_tim
     assert dict(ScheduledJob.objects.values_list("kind", "next_run_at")) == due
 
 
-def test_a_wrong_link_gets_the_sites_plain_404_page(client: Client, user: Any) -> None:
+@pytest.mark.parametrize(
+    ("path", "status", "shown", "hidden"),
+    [
+        pytest.param(
+            "/no-such-page/",
+            404,
+            ['id="error-page"', "site.css", "Back to your conversations"],
+            ["URLconf"],
+            id="a wrong link gets the plain 404",
+        ),
+        pytest.param(
+            "/cache/",
+            403,
+            ["Not for this account", "site.css"],
+            [],
+            id="a member on the cache page gets the styled 403",
+        ),
+    ],
+)
+def test_an_error_is_the_sites_own_styled_page(
+    client: Client, user: Any, path: str, status: int, shown: list[str], hidden: list[str]
+) -> None:
     client.force_login(user)
 
-    response = client.get("/no-such-page/")
+    response = client.get(path)
 
     html = response.content.decode()
-    assert response.status_code == 404
-    assert 'id="error-page"' in html
-    assert "site.css" in html
-    assert "URLconf" not in html
-    assert "Back to your conversations" in html
-
-
-def test_a_member_who_opens_the_cache_page_gets_the_styled_403(client: Client, user: Any) -> None:
-    client.force_login(user)
-
-    response = client.get("/cache/")
-
-    html = response.content.decode()
-    assert response.status_code == 403
-    assert "Not for this account" in html
-    assert "site.css" in html
+    assert response.status_code == status
+    for words in shown:
+        assert words in html
+    for words in hidden:
+        assert words not in html
 
 
 def test_a_server_error_gets_the_sites_plain_500_page() -> None:

@@ -6,12 +6,10 @@ carry the text is really encoded."""
 
 import json
 from collections.abc import Iterator
-from datetime import timedelta
 from typing import Any
 
 import pytest
 import responses
-from django.utils import timezone
 from rest_framework.test import APIClient
 
 from pippa_memory.engine.client import call_engine
@@ -19,6 +17,7 @@ from pippa_memory.models import PendingAsk, PinRecord
 from provider_doubles import OpenAIKit, kit_vessel
 from reference_engine.server import ReferenceEngine
 from tests.pippa_memory.conftest import TOKEN
+from tests.support.jobs import due_job
 from webui.models import Conversation, Message, ScheduledJob, Soul, Vessel
 from webui.turns.service import run_turn
 from webui.unattended.runner import run_job, run_wake
@@ -167,14 +166,7 @@ def test_an_ask_answer_with_a_lone_surrogate_is_skipped_and_later_turns_keep_wor
 
 @pytest.fixture
 def job(soul: Soul, offline_vessel: Vessel) -> ScheduledJob:
-    return ScheduledJob.objects.create(
-        name="Morning note",
-        soul=soul,
-        vessel=offline_vessel,
-        prompt="Write the morning note.",
-        schedule="every 1h",
-        next_run_at=timezone.now() - timedelta(seconds=1),
-    )
+    return due_job(soul, offline_vessel)
 
 
 def test_a_job_goes_ahead_without_a_bundle_with_a_lone_surrogate(

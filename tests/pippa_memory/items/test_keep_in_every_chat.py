@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 from reference_engine.server import ReferenceEngine
 from tests.pippa_memory.conftest import TOKEN
 from tests.support.household_memory import add_memory
-from tests.support.keeping_engine import KeepingEngine
+from tests.support.keeping_engine import KeepingEngine, serving
 from webui.turns.service import run_turn
 
 pytestmark = pytest.mark.django_db
@@ -32,10 +32,7 @@ def bob(make_user: Any) -> Any:
 
 @pytest.fixture
 def keeping(configure: Any) -> Iterator[KeepingEngine]:
-    engine = KeepingEngine(token=TOKEN, holds=2).start()
-    configure(URL=engine.url)
-    yield engine
-    engine.stop()
+    yield from serving(KeepingEngine(token=TOKEN, holds=2), configure)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from provider_doubles import ALL_KITS, kit_vessel
 from reference_engine.server import ReferenceEngine
 from tests.pippa_memory.items.test_memory_items_api import api_as
 from tests.support.household_memory import add_memory
-from tests.webui.vessels.test_vessel_contract import TURNS
+from tests.support.vessel_contract import TURNS
 from webui.ledger.section_hash import site_hasher
 from webui.models import Conversation, Soul, VesselCall
 from webui.turns.service import run_turn

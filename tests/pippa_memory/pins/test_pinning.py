@@ -13,6 +13,7 @@ from pippa_memory.pins.head import pin_at_first_turn
 from pippa_memory.pins.records import request_repin
 from pippa_memory.pins.turn_block import RENDERED
 from reference_engine.server import ReferenceEngine
+from tests.support.concurrently import in_threads
 from webui.models import Conversation
 from webui.turns.service import run_turn
 
@@ -309,26 +310,14 @@ def test_two_concurrent_first_turns_end_with_one_pin(
     conversation = make_conversation()
     memory_on.state.remember("pippa", "Shared.")
     memory_on.set_fault("latency", seconds=0.2)
-    start = threading.Barrier(2)
-    seen: list[str | None] = []
-    errors: list[BaseException] = []
 
-    def first_turn() -> None:
-        try:
-            mine = Conversation.objects.select_related("soul").get(pk=conversation.pk)
-            start.wait()
-            pin_at_first_turn(mine)
-            seen.append(mine.pinned_head)
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-        finally:
-            connection.close()
+    def first_turn(start: threading.Barrier) -> str | None:
+        mine = Conversation.objects.select_related("soul").get(pk=conversation.pk)
+        start.wait()
+        pin_at_first_turn(mine)
+        return mine.pinned_head
 
-    threads = [threading.Thread(target=first_turn) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=10)
+    seen, errors = in_threads(first_turn, timeout=10)
 
     assert errors == []
     assert head_calls(memory_on) == 2

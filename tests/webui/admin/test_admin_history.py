@@ -10,16 +10,11 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from tests.support.admin_links import SiteLink, registered_labels, wrong_site_links
-from tests.webui.web.test_access_walk import HostWorld, world  # noqa: F401  (the walk's fixture)
+from tests.support.clients import client_as
+from tests.support.host_world import HostWorld
 from webui.models import Conversation, Message, UnattendedRun, VaultSnapshot
 
 pytestmark = pytest.mark.django_db
-
-
-def staff_client(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
@@ -43,7 +38,7 @@ def roots_reply(root: Any, make_conversation: Any) -> Message:
 def test_a_message_is_read_in_the_admin_and_never_added_changed_or_deleted(
     root: Any, roots_reply: Message
 ) -> None:
-    client = staff_client(root)
+    client = client_as(root)
     url = f"/admin/webui/message/{roots_reply.pk}/"
 
     page = client.get(f"{url}change/").content.decode()
@@ -76,7 +71,7 @@ def test_a_conversations_change_form_edits_its_vessel_and_nothing_of_its_history
 ) -> None:
     conversation = roots_reply.conversation
 
-    page = staff_client(root).get(f"/admin/webui/conversation/{conversation.pk}/change/")
+    page = client_as(root).get(f"/admin/webui/conversation/{conversation.pk}/change/")
 
     editable = {
         field.name
@@ -114,7 +109,7 @@ def test_a_new_conversation_in_the_admin_cannot_be_given_a_pin_or_tools(
         "messages-MAX_NUM_FORMS": "1000",
     }
 
-    answer = staff_client(root).post("/admin/webui/conversation/add/", form)
+    answer = client_as(root).post("/admin/webui/conversation/add/", form)
 
     assert answer.status_code == 302
     created = Conversation.objects.get(viewer=user)
@@ -128,7 +123,7 @@ def test_vault_snapshots_are_listed_and_read_but_never_added_changed_or_deleted(
     root: Any, soul: Any
 ) -> None:
     snapshot = VaultSnapshot.objects.create(soul=soul, sha256="d9d0" + "a" * 60, text="I am Pippa.")
-    client = staff_client(root)
+    client = client_as(root)
     url = f"/admin/webui/vaultsnapshot/{snapshot.pk}/"
 
     listed = client.get("/admin/webui/vaultsnapshot/").content.decode()
@@ -148,7 +143,7 @@ def test_vault_snapshots_are_listed_and_read_but_never_added_changed_or_deleted(
 
 
 def test_view_on_site_is_offered_exactly_where_the_account_has_a_page(
-    world: HostWorld,  # noqa: F811
+    world: HostWorld,
     make_conversation: Any,
 ) -> None:
     root, member = world.users["superuser"], world.users["member"]
@@ -183,7 +178,7 @@ def test_view_on_site_is_offered_exactly_where_the_account_has_a_page(
 
 
 def test_the_site_and_the_admin_carry_an_icon_and_favicon_ico_answers(root: Any) -> None:
-    client = staff_client(root)
+    client = client_as(root)
 
     redirect = Client().get("/favicon.ico")
     icon = Client().get(redirect["Location"])

@@ -15,45 +15,22 @@ from django.core import checks
 from django.db import connection
 from django.test import Client
 
+from tests.support import admin_member_words as admin_walk
 from tests.support.access_walk import make_role_users
-from tests.support.admin_member_words import (
-    admin_pages,
-    pages_quoting,
-    refused_lookups_that_answered,
-    searches_finding,
-)
-from webui.models import Conversation, Message, Vessel, VesselCall
+from tests.support.clients import client_as
+from tests.support.member_words import PRIVATE_WORDS, recalled_turn
+from webui.models import Conversation, Vessel, VesselCall
 
 pytestmark = pytest.mark.django_db
 
 TITLE = "Surprise party for Bob"
-SAID = "Please keep the surprise party for Bob a secret."
-RECALL_QUERY = "party plans"
-RECALLED = "Alice booked the bakery for Bob's cake."
-ROUND_TEXT = "Let me look up what you told me about the cake."
-#: Compared ignoring case.
-WORDS = ("surprise party", RECALL_QUERY, "booked the bakery", "look up what you told me")
 
 
 def seed_members_conversation(conversation: Conversation) -> Conversation:
     """A member's turn that recalled a memory, titled by their first words, with its ledger row."""
     conversation.title = TITLE
     conversation.save()
-    said = Message.objects.create(conversation=conversation, role="user", content=SAID)
-    Message.objects.create(
-        conversation=conversation,
-        role="assistant",
-        content=f"Of course. {RECALLED}",
-        tool_uses=[
-            {
-                "id": "toolu_1",
-                "name": "memory",
-                "input": {"verb": "recall", "query": RECALL_QUERY},
-                "output": {"items": [{"id": "m1", "text": RECALLED}]},
-            }
-        ],
-        rounds=[{"text": ROUND_TEXT, "tool_use_ids": ["toolu_1"]}],
-    )
+    said, _ = recalled_turn(conversation)
     VesselCall.objects.create(
         conversation=conversation,
         user_message=said,
@@ -74,12 +51,6 @@ def accounts(make_user: Any) -> dict[str, Any]:
 @pytest.fixture
 def alices(make_user: Any, make_conversation: Any) -> Conversation:
     return seed_members_conversation(make_conversation(viewer=make_user("alice_member")))
-
-
-def client_for(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def change_vessel_in_the_admin(client: Client, conversation: Conversation, vessel: Vessel) -> None:
@@ -103,21 +74,21 @@ def change_vessel_in_the_admin(client: Client, conversation: Conversation, vesse
 def test_no_admin_page_the_action_log_or_the_cache_page_shows_a_members_words(
     alices: Conversation, accounts: dict[str, Any], make_conversation: Any, role: str
 ) -> None:
-    root = client_for(accounts["superuser"])
+    root = client_as(accounts["superuser"])
     other = Vessel.objects.create(slug="other", name="Other", adapter="offline", model="m-2")
     change_vessel_in_the_admin(root, alices, other)
     # The admin deletes a conversation only while no read-only record (a message) goes with it.
     deleted = make_conversation(viewer=alices.viewer, title="Surprise party, the guest list")
     answer = root.post(f"/admin/webui/conversation/{deleted.pk}/delete/", {"post": "yes"})
     assert answer.status_code == 302
-    client = client_for(accounts[role])
+    client = client_as(accounts[role])
     pages = [
-        *admin_pages(with_delete=role == "superuser"),
+        *admin_walk.admin_pages(with_delete=role == "superuser"),
         "/cache/",
         f"/api/ledger/?conversation={alices.pk}",
     ]
 
-    assert pages_quoting(client, pages, WORDS) == []
+    assert admin_walk.pages_quoting(client, pages, PRIVATE_WORDS) == []
     alices.refresh_from_db()
     listed = client.get("/admin/webui/conversation/").content.decode()
     assert str(alices) in listed
@@ -125,7 +96,7 @@ def test_no_admin_page_the_action_log_or_the_cache_page_shows_a_members_words(
 
 
 def test_the_member_still_sees_and_renames_their_own_title(alices: Conversation) -> None:
-    member = client_for(alices.viewer)
+    member = client_as(alices.viewer)
 
     assert TITLE in member.get("/").content.decode()
     assert TITLE in member.get(f"/conversations/{alices.pk}/").content.decode()
@@ -138,14 +109,16 @@ def test_the_member_still_sees_and_renames_their_own_title(alices: Conversation)
 def test_no_admin_search_finds_a_conversation_by_title_or_a_message_by_text(
     alices: Conversation, accounts: dict[str, Any], role: str
 ) -> None:
-    assert searches_finding(client_for(accounts[role]), ["Surprise", "bakery"]) == []
+    assert admin_walk.searches_finding(client_as(accounts[role]), ["Surprise", "bakery"]) == []
 
 
 @pytest.mark.parametrize("role", ["viewer", "superuser"])
 def test_every_lookup_on_free_text_is_a_plain_400_for_every_account(
     alices: Conversation, accounts: dict[str, Any], role: str
 ) -> None:
-    wrong = refused_lookups_that_answered(client_for(accounts[role]), "Surprise", WORDS)
+    wrong = admin_walk.refused_lookups_that_answered(
+        client_as(accounts[role]), "Surprise", PRIVATE_WORDS
+    )
 
     assert wrong == [], "\n".join(wrong)
 
@@ -153,7 +126,7 @@ def test_every_lookup_on_free_text_is_a_plain_400_for_every_account(
 def test_lookups_the_admins_filters_use_still_answer(
     alices: Conversation, accounts: dict[str, Any]
 ) -> None:
-    client = client_for(accounts["viewer"])
+    client = client_as(accounts["viewer"])
 
     assert client.get("/admin/webui/message/", {"role": "user"}).status_code == 200
     assert client.get("/admin/webui/conversation/", {"kind__exact": "chat"}).status_code == 200
@@ -170,7 +143,7 @@ def test_every_registered_admin_guards_its_free_text() -> None:
 def test_a_password_hash_cannot_be_guessed_through_the_user_list(
     accounts: dict[str, Any], role: str
 ) -> None:
-    client = client_for(accounts[role])
+    client = client_as(accounts[role])
 
     for lookup in ("password__startswith", "password__contains", "password"):
         assert client.get("/admin/auth/user/", {lookup: "pbkdf2_sha256$"}).status_code == 400
@@ -179,7 +152,7 @@ def test_a_password_hash_cannot_be_guessed_through_the_user_list(
 def test_a_nul_in_a_search_or_an_autocomplete_term_is_a_plain_400(
     alices: Conversation, accounts: dict[str, Any]
 ) -> None:
-    client = client_for(accounts["superuser"])
+    client = client_as(accounts["superuser"])
     autocomplete = {"app_label": "webui", "model_name": "conversation"}
 
     for field_name in ("viewer", "soul", "vessel"):

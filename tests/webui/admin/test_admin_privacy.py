@@ -8,42 +8,12 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import Permission
-from django.test import Client
 
+from tests.support.clients import client_as
+from tests.support.member_words import PRIVATE_WORDS, RECALL_QUERY, recalled_turn
 from webui.models import Conversation, Message
 
 pytestmark = pytest.mark.django_db
-
-SAID = "Please keep the surprise party for Bob a secret."
-RECALL_QUERY = "party plans"
-RECALLED = "Alice booked the bakery for Bob's cake."
-ROUND_TEXT = "Let me look up what you told me about the cake."
-PRIVATE_WORDS = ("surprise party", RECALL_QUERY, "booked the bakery", "look up what you told me")
-
-
-def client_for(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def add_turn(conversation: Conversation) -> Message:
-    """A user message and the reply that recalled a memory for it; the reply is returned."""
-    Message.objects.create(conversation=conversation, role="user", content=SAID)
-    return Message.objects.create(
-        conversation=conversation,
-        role="assistant",
-        content=f"Of course. {RECALLED}",
-        tool_uses=[
-            {
-                "id": "toolu_1",
-                "name": "memory",
-                "input": {"verb": "recall", "query": RECALL_QUERY},
-                "output": {"items": [{"id": "m1", "text": RECALLED}]},
-            }
-        ],
-        rounds=[{"text": ROUND_TEXT, "tool_use_ids": ["toolu_1"]}],
-    )
 
 
 @pytest.fixture
@@ -58,7 +28,8 @@ def alice(make_user: Any) -> Any:
 
 @pytest.fixture
 def alices_reply(alice: Any, make_conversation: Any) -> Message:
-    return add_turn(make_conversation(viewer=alice))
+    _, reply = recalled_turn(make_conversation(viewer=alice))
+    return reply
 
 
 def admin_pages(reply: Message) -> dict[str, str]:
@@ -72,7 +43,7 @@ def admin_pages(reply: Message) -> dict[str, str]:
 def test_a_superuser_sees_a_members_message_metadata_but_not_its_text(
     alices_reply: Message, make_user: Any
 ) -> None:
-    root = client_for(make_user("root", is_staff=True, is_superuser=True))
+    root = client_as(make_user("root", is_staff=True, is_superuser=True))
     conversation = alices_reply.conversation
     said = conversation.messages.get(role="user")
     pages = {
@@ -101,7 +72,7 @@ def test_a_superuser_sees_a_members_message_metadata_but_not_its_text(
 def test_the_member_made_staff_reads_their_own_messages_in_the_admin(
     alices_reply: Message, alice: Any
 ) -> None:
-    own = client_for(alice)
+    own = client_as(alice)
 
     conversation_page = own.get(admin_pages(alices_reply)["conversation"]).content.decode()
     message_page = own.get(admin_pages(alices_reply)["message"]).content.decode()
@@ -116,8 +87,8 @@ def test_the_member_made_staff_reads_their_own_messages_in_the_admin(
 def test_an_unattended_runs_conversation_stays_readable_for_staff(
     make_conversation: Any, make_user: Any
 ) -> None:
-    reply = add_turn(make_conversation(viewer=None, kind=Conversation.Kind.JOB))
-    root = client_for(make_user("root", is_staff=True, is_superuser=True))
+    _, reply = recalled_turn(make_conversation(viewer=None, kind=Conversation.Kind.JOB))
+    root = client_as(make_user("root", is_staff=True, is_superuser=True))
 
     conversation_page = root.get(admin_pages(reply)["conversation"]).content.decode()
     message_page = root.get(admin_pages(reply)["message"]).content.decode()
@@ -157,7 +128,7 @@ def test_a_change_post_cannot_rename_or_hand_over_a_members_conversation_or_its_
             f"messages-{index}-usage": "{}",
         }
 
-    response = client_for(root_user).post(
+    response = client_as(root_user).post(
         f"/admin/webui/conversation/{conversation.pk}/change/", form
     )
 
@@ -185,7 +156,7 @@ def test_a_change_post_cannot_move_a_message_into_another_conversation(
         "vessel": "",
     }
 
-    client_for(root_user).post(f"/admin/webui/message/{alices_reply.pk}/change/", form)
+    client_as(root_user).post(f"/admin/webui/message/{alices_reply.pk}/change/", form)
 
     alices_reply.refresh_from_db()
     assert alices_reply.conversation_id != roots_own.pk

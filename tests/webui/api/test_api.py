@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from tests.support.clients import client_as, post_message
 from tests.support.fakes import FailingAdapter
 from webui.models import Conversation, Message, Soul, Vessel
 from webui.vessels import registry
@@ -178,14 +179,10 @@ def test_a_vessel_failure_is_a_502_that_keeps_the_user_message(
 def test_another_members_conversation_is_not_found(
     conversation: Conversation, make_user: Any
 ) -> None:
-    other = APIClient()
-    other.force_login(make_user("mallory"))
+    other = client_as(make_user("mallory"), APIClient)
 
     assert other.get(f"/api/conversations/{conversation.id}/messages/").status_code == 404
-    response = other.post(
-        f"/api/conversations/{conversation.id}/messages/", {"text": "hi"}, format="json"
-    )
-    assert response.status_code == 404
+    assert post_message(other, conversation, "hi").status_code == 404
     assert not Message.objects.exists()
 
 
@@ -200,9 +197,7 @@ def test_unsafe_calls_need_the_csrf_token(conversation: Conversation, user: Any)
     client = APIClient(enforce_csrf_checks=True)
     client.force_login(user)
 
-    response = client.post(
-        f"/api/conversations/{conversation.id}/messages/", {"text": "hi"}, format="json"
-    )
+    response = post_message(client, conversation, "hi")
 
     assert response.status_code == 403
     assert "CSRF" in response.json()["error"]["message"]

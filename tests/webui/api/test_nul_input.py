@@ -7,6 +7,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
+from tests.support.clients import post_message
 from webui.models import Conversation, Message
 
 pytestmark = pytest.mark.django_db
@@ -98,9 +99,7 @@ def test_a_nul_in_a_header_is_a_400(auth_client: APIClient) -> None:
 def test_a_nul_in_a_json_body_is_a_400_naming_the_field_and_stores_nothing(
     auth_client: APIClient, conversation: Conversation
 ) -> None:
-    response = auth_client.post(
-        f"/api/conversations/{conversation.id}/messages/", {"text": "a\x00b"}, format="json"
-    )
+    response = post_message(auth_client, conversation, "a\x00b")
 
     assert response.status_code == 400
     assert "text" in response.json()["error"]["details"]

@@ -21,13 +21,6 @@ from webui.models import ProcessHeartbeat
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def staff_client(make_user: Callable[..., Any]) -> Client:
-    client = Client()
-    client.force_login(make_user("parent", is_staff=True))
-    return client
-
-
 def line_html(page: str, key: str) -> str:
     found = re.search(rf'<li class="health-line (\w+)" id="health-{key}".*?</li>', page, re.S)
     assert found, f"no {key} line on the page"

@@ -16,11 +16,7 @@ from django.utils.crypto import salted_hmac
 from provider_doubles import USAGE, Kit, strip_cache_markers, strip_slot
 from provider_doubles.prompt_cache import ProviderCache, offline_cached, serve_cached, tokens
 from tests.support.fakes import SecondRoundFailsOnce
-from tests.webui.vessels.test_vessel_contract import TURNS, Provider
-from tests.webui.vessels.test_vessel_contract import chat as chat  # noqa: F401 (a fixture)
-from tests.webui.vessels.test_vessel_contract import kit as kit  # noqa: F401 (a fixture)
-from tests.webui.vessels.test_vessel_contract import provider as provider  # noqa: F401 (a fixture)
-from tests.webui.vessels.test_vessel_contract import vessel as vessel  # noqa: F401 (a fixture)
+from tests.support.vessel_contract import TURNS, Provider
 from webui.extensions import TurnContext, TurnExtension
 from webui.ledger import recorder
 from webui.ledger.recorder import stable_prefix

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.conversations import long_conversation
 from webui.models import Conversation, Message
 from webui.prompt import history
 from webui.prompt_types import HistoryMessage, Prompt
@@ -44,27 +45,6 @@ def request_bytes(conversation: Conversation, messages: tuple[HistoryMessage, ..
         canonical_bytes(adapter(conversation.vessel).build_request(prompt=prompt, tools=()))
         for adapter in ADAPTERS
     ]
-
-
-def long_conversation(conversation: Conversation) -> list[Message]:
-    """120 turns, every third with a tool round, a row written without its rounds (as the admin
-    writes one), and a stopped reply; the user messages in order."""
-    for index in range(120):
-        text = f"remember fact {index}" if index % 3 == 0 else f"turn {index}: how is the garden?"
-        run_turn(conversation=conversation, text=text)
-    Message.objects.create(conversation=conversation, role="user", content="by hand")
-    Message.objects.create(
-        conversation=conversation,
-        role="assistant",
-        content="written by hand",
-        tool_uses=[{"id": "h1", "name": "memory", "input": {"verb": "recall"}, "output": [1]}],
-    )
-    Message.objects.create(conversation=conversation, role="user", content="stop that")
-    Message.objects.create(
-        conversation=conversation, role="assistant", content="I was say", stopped=True
-    )
-    Message.objects.create(conversation=conversation, role="user", content="last")
-    return list(conversation.messages.filter(role="user").order_by("sequence"))
 
 
 def test_kept_history_is_the_same_bytes_as_a_fresh_read_over_a_long_conversation(

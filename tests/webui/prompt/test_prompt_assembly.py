@@ -1,12 +1,13 @@
 """The front of the prompt is a promise: fixed order, stable bytes, a slot that drops out."""
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from webui.extensions import TurnContext, TurnExtension
-from webui.models import Conversation, Message
+from webui.models import Conversation, Message, Soul
 from webui.prompt.assembly import assemble_prompt
 from webui.prompt.pins import settle_pins
 from webui.prompt.vault import read_vault
@@ -168,13 +169,18 @@ def test_history_replays_tool_rounds_in_their_recorded_order(
     assert result["tool_call_id"] == call["id"]
 
 
+def soul_of(vault: Path, slug: str) -> Soul:
+    """A soul whose vault is ``vault``, holding one note: "I am Pippa."."""
+    (vault / "Identity.md").write_text("I am Pippa.", encoding="utf-8")
+    return Soul.objects.create(slug=slug, name=slug.title(), vault_path=str(vault))
+
+
 def test_a_vault_edit_waits_for_the_next_conversation(
     make_conversation: Any, vault: Any, sent_requests: list[dict[str, Any]]
 ) -> None:
-    from webui.models import Soul, VaultSnapshot
+    from webui.models import VaultSnapshot
 
-    (vault / "Identity.md").write_text("I am Pippa.", encoding="utf-8")
-    soul = Soul.objects.create(slug="edited", name="Edited", vault_path=str(vault))
+    soul = soul_of(vault, "edited")
     running = make_conversation(soul=soul)
     run_turn(conversation=running, text="hello")
 
@@ -193,11 +199,7 @@ def test_a_vault_edit_waits_for_the_next_conversation(
 def test_a_vault_lost_after_the_first_turn_still_answers_from_its_snapshot(
     make_conversation: Any, vault: Any, sent_requests: list[dict[str, Any]]
 ) -> None:
-    from webui.models import Soul
-
-    (vault / "Identity.md").write_text("I am Pippa.", encoding="utf-8")
-    soul = Soul.objects.create(slug="kept", name="Kept", vault_path=str(vault))
-    conversation = make_conversation(soul=soul)
+    conversation = make_conversation(soul=soul_of(vault, "kept"))
     run_turn(conversation=conversation, text="hello")
     (vault / "Identity.md").unlink()
 

@@ -5,9 +5,9 @@ names the field where it can, and changes nothing."""
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Permission
 from rest_framework.test import APIClient
 
+from tests.support.clients import client_as, granted
 from webui.models import Conversation, Message, Soul
 
 pytestmark = pytest.mark.django_db
@@ -98,10 +98,7 @@ def test_a_json_body_past_djangos_upload_cap_is_a_413_in_the_api_shape(
 def test_waking_a_soul_named_by_something_other_than_an_id_is_a_form_error_not_a_500(
     make_user: Any, soul: Soul
 ) -> None:
-    staff = make_user("root", is_staff=True)
-    staff.user_permissions.add(Permission.objects.get(codename="add_unattendedrun"))
-    client = APIClient()
-    client.force_login(staff)
+    client = client_as(granted(make_user("root", is_staff=True), "add_unattendedrun"), APIClient)
 
     response = client.post("/stream/wake/", {"soul": "not-a-number"})
 

@@ -6,7 +6,6 @@ stops counting once its lease lapses, and another member's replies never count."
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -15,7 +14,7 @@ import requests
 from django.utils import timezone
 
 from tests.support.fakes import GatedAdapter
-from tests.webui.turns.test_turn_lock import WAIT, logged_in
+from tests.support.live_sessions import WAIT, logged_in
 from webui.models import Conversation, Message
 from webui.vessels import registry
 
@@ -32,6 +31,12 @@ def gated(monkeypatch: pytest.MonkeyPatch) -> type[GatedAdapter]:
     return GatedAdapter
 
 
+@pytest.fixture
+def session(live_server: Any, user: Any) -> requests.Session:
+    """The member, logged in to the live server."""
+    return logged_in(live_server.url, user.username)
+
+
 def running_turns(member: Any) -> int:
     return Conversation.objects.filter(viewer=member, running_turn_id__isnull=False).count()
 
@@ -46,13 +51,10 @@ def assert_refused(response: requests.Response, *, open_replies: int) -> None:
     assert "Wait for one to finish" in error["message"]
 
 
+@pytest.mark.usefixtures("gated")
 def test_a_fifth_reply_is_refused_while_four_are_being_written_and_accepted_after(
-    live_server: Any,
-    user: Any,
-    make_conversation: Callable[..., Conversation],
-    gated: type[GatedAdapter],
+    live_server: Any, user: Any, session: requests.Session, make_conversation: Any
 ) -> None:
-    session = logged_in(live_server.url, user.username)
     busy = [make_conversation() for _ in range(4)]
     spare = make_conversation()
 
@@ -74,7 +76,7 @@ def test_a_fifth_reply_is_refused_while_four_are_being_written_and_accepted_afte
         plain = session.post(f"{base}/messages/", json={"text": "fifth"}, timeout=WAIT)
         retried = session.post(f"{base}/retry/", json={}, timeout=WAIT)
     finally:
-        gated.gate.set()
+        GatedAdapter.gate.set()
         for writer in writers:
             writer.join(timeout=WAIT)
 
@@ -87,12 +89,8 @@ def test_a_fifth_reply_is_refused_while_four_are_being_written_and_accepted_afte
 
 
 def test_turns_of_a_dead_process_stop_counting_once_their_leases_lapse(
-    live_server: Any,
-    user: Any,
-    make_user: Callable[..., Any],
-    make_conversation: Callable[..., Conversation],
+    live_server: Any, session: requests.Session, make_user: Any, make_conversation: Any
 ) -> None:
-    session = logged_in(live_server.url, user.username)
     # What a killed process leaves: turns still named on their rows, their leases running out.
     left = [make_conversation() for _ in range(4)]
     for conversation in left:
@@ -118,13 +116,10 @@ def test_turns_of_a_dead_process_stop_counting_once_their_leases_lapse(
     assert accepted.json()["assistant"]["content"]
 
 
+@pytest.mark.usefixtures("gated")
 def test_twenty_simultaneous_sends_never_have_more_than_the_cap_being_written(
-    live_server: Any,
-    user: Any,
-    make_conversation: Callable[..., Conversation],
-    gated: type[GatedAdapter],
+    live_server: Any, user: Any, session: requests.Session, make_conversation: Any
 ) -> None:
-    session = logged_in(live_server.url, user.username)
     conversations = [make_conversation() for _ in range(20)]
     start = threading.Barrier(len(conversations))
     answers: dict[int, int] = {}
@@ -152,7 +147,7 @@ def test_twenty_simultaneous_sends_never_have_more_than_the_cap_being_written(
                 break
             time.sleep(0.02)
     finally:
-        gated.gate.set()
+        GatedAdapter.gate.set()
         for sender in senders:
             sender.join(timeout=WAIT)
 

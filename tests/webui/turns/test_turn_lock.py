@@ -15,8 +15,9 @@ from django.apps import apps
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from tests.conftest import PASSWORD
-from tests.support.fakes import FailingAdapter, GatedAdapter, ScriptedStreamAdapter
+from tests.support.failed_turns import failed_turn
+from tests.support.fakes import GatedAdapter, ScriptedStreamAdapter
+from tests.support.live_sessions import WAIT, logged_in
 from webui.models import Conversation, Message
 from webui.turns import lock
 from webui.turns.events import TurnFailed
@@ -24,25 +25,6 @@ from webui.turns.service import TurnError, run_turn, stream_turn
 from webui.vessels import registry
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-WAIT = 30  # seconds a thread may take before the test gives up on it (a hang, not a timing check)
-
-
-def logged_in(base_url: str, username: str) -> requests.Session:
-    """A session logged in through the login form, sending the CSRF token as the chat page does."""
-    session = requests.Session()
-    session.get(f"{base_url}/accounts/login/", timeout=WAIT)
-    session.post(
-        f"{base_url}/accounts/login/",
-        data={
-            "username": username,
-            "password": PASSWORD,
-            "csrfmiddlewaretoken": session.cookies["csrftoken"],
-        },
-        timeout=WAIT,
-    )
-    session.headers["X-CSRFToken"] = session.cookies["csrftoken"]
-    return session
 
 
 def post_all(
@@ -203,13 +185,8 @@ def test_a_lock_whose_lease_holds_refuses_the_turn_and_nothing_is_saved(
     assert conversation.title == ""
 
 
-def test_a_failed_turn_releases_the_lock(
-    conversation: Conversation, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", FailingAdapter)
-    with pytest.raises(TurnError):
-        run_turn(conversation=conversation, text="are you there?")
-    monkeypatch.undo()
+def test_a_failed_turn_releases_the_lock(conversation: Conversation) -> None:
+    failed_turn(conversation, "are you there?")
 
     assert Conversation.objects.get(pk=conversation.pk).running_turn_id is None
     assert run_turn(conversation=conversation, text="and now?").assistant_message.content

@@ -5,7 +5,9 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
-from tests.support.fakes import FailingAdapter, ToolHungryAdapter
+from tests.support.failed_turns import failed_turn
+from tests.support.fakes import ToolHungryAdapter
+from tests.support.recording_tool import RecordingTool
 from webui.models import Conversation, Message, Vessel
 from webui.turns.service import TurnError, retry_turn, run_turn
 from webui.vessels import registry
@@ -61,8 +63,6 @@ def test_tools_are_fixed_at_the_first_turn(conversation: Conversation, extension
     conversation.refresh_from_db()
     assert conversation.offered_tools == []
 
-    from tests.webui.conftest import RecordingTool
-
     extension(RecordingTool())
     result = run_turn(conversation=conversation, text="remember tea")
 
@@ -102,15 +102,9 @@ def test_tool_rounds_are_bounded_and_the_reply_says_it_stopped(
     assert result.assistant_message.usage["input_tokens"] == 40
 
 
-def test_a_vessel_failure_keeps_the_user_message_and_says_why(
-    conversation: Conversation, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", FailingAdapter)
+def test_a_vessel_failure_keeps_the_user_message_and_says_why(conversation: Conversation) -> None:
+    error = failed_turn(conversation, "are you there?")
 
-    with pytest.raises(TurnError) as caught:
-        run_turn(conversation=conversation, text="are you there?")
-
-    error = caught.value
     assert error.code == "overloaded"
     assert error.status == 502
     # In a family's words; what the provider said is in the log and on the vessel, for the admin.
@@ -129,12 +123,9 @@ def test_a_vessel_failure_keeps_the_user_message_and_says_why(
 
 
 def test_a_failed_turn_can_be_retried_without_saving_the_message_twice(
-    conversation: Conversation, monkeypatch: pytest.MonkeyPatch
+    conversation: Conversation,
 ) -> None:
-    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", FailingAdapter)
-    with pytest.raises(TurnError):
-        run_turn(conversation=conversation, text="are you there?")
-    monkeypatch.undo()
+    failed_turn(conversation, "are you there?")
 
     result = retry_turn(conversation=conversation)
 
@@ -267,20 +258,15 @@ def test_every_reply_names_the_message_it_answers(conversation: Conversation) ->
     assert second.user_message.answers is None
 
 
-def test_retry_can_answer_an_older_unanswered_message(
-    conversation: Conversation, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setitem(registry.ADAPTER_CLASSES, "offline", FailingAdapter)
-    with pytest.raises(TurnError) as caught:
-        run_turn(conversation=conversation, text="first")
-    monkeypatch.undo()
+def test_retry_can_answer_an_older_unanswered_message(conversation: Conversation) -> None:
+    first = failed_turn(conversation, "first")
     run_turn(conversation=conversation, text="second")
 
-    result = retry_turn(conversation=conversation, user_message=caught.value.user_message)
+    result = retry_turn(conversation=conversation, user_message=first.user_message)
 
-    assert result.assistant_message.answers == caught.value.user_message
+    assert result.assistant_message.answers == first.user_message
     assert result.assistant_message.content == "(offline) I heard: “first”"
     with pytest.raises(TurnError) as again:
-        retry_turn(conversation=conversation, user_message=caught.value.user_message)
+        retry_turn(conversation=conversation, user_message=first.user_message)
     assert (again.value.code, again.value.status) == ("already_answered", 409)
     assert conversation.messages.filter(role="assistant").count() == 2

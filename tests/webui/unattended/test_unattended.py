@@ -10,10 +10,10 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
-from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
+from tests.support.concurrently import in_threads
 from tests.support.fakes import FailingAdapter
 from webui.models import Conversation, ScheduledJob, Soul, UnattendedRun, Vessel
 from webui.schedules import next_run_after, schedule_problem
@@ -116,24 +116,12 @@ def test_without_a_memory_extension_the_run_says_it_carried_none(make_job: Any) 
 def test_two_runners_start_a_due_job_exactly_once(make_job: Any) -> None:
     for index in range(5):
         make_job(name=f"job {index}")
-    start = threading.Barrier(2)
-    claimed: list[list[int]] = []
-    errors: list[BaseException] = []
 
-    def runner() -> None:
-        try:
-            start.wait()
-            claimed.append([job.pk for job in claim_due_jobs()])
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-        finally:
-            connection.close()
+    def runner(start: threading.Barrier) -> list[int]:
+        start.wait()
+        return [job.pk for job in claim_due_jobs()]
 
-    threads = [threading.Thread(target=runner) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
+    claimed, errors = in_threads(runner)
 
     assert errors == []
     everything = [pk for batch in claimed for pk in batch]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.webui.prompt.test_history import long_conversation
+from tests.support.conversations import long_conversation
 from webui.ledger.recorder import stable_prefix
 from webui.ledger.section_hash import site_hasher
 from webui.models import Conversation

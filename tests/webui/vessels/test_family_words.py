@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from webui.models import Conversation, Vessel
+from tests.support.vessels import home_server
+from webui.models import Conversation
 from webui.turns.events import TurnError
 from webui.turns.service import run_turn
 from webui.vessels.errors import VesselConfigurationError, VesselError
@@ -73,15 +74,7 @@ def test_a_model_not_set_up_says_who_to_tell_and_not_the_keys_variable() -> None
 def test_a_turn_that_cannot_reach_the_server_logs_the_detail_for_the_admin(
     conversation: Conversation, caplog: pytest.LogCaptureFixture, soul: Any
 ) -> None:
-    home = Vessel.objects.create(
-        slug="home",
-        name="Home server",
-        adapter=Vessel.Adapter.OPENAI_COMPATIBLE,
-        model="llama",
-        base_url="http://127.0.0.1:9/v1",
-        max_retries=0,
-        connect_timeout=0.5,
-    )
+    home = home_server()
     Conversation.objects.filter(pk=conversation.pk).update(vessel=home)
 
     with caplog.at_level(logging.WARNING), pytest.raises(TurnError) as failed:

@@ -24,8 +24,8 @@ import responses
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from provider_doubles import Kit, OpenAICompatibleKit, OpenAIKit, OpenAIResponsesKit, kit_vessel
-from tests.webui.conftest import RECORDING_TOOL
+from provider_doubles import Kit, OpenAICompatibleKit, OpenAIKit, OpenAIResponsesKit
+from tests.support.recording_tool import RECORDING_TOOL
 from webui.models import Conversation, Soul, Vessel
 from webui.prompt_types import HistoryMessage, Prompt, ToolRound, ToolUse
 from webui.turns.service import run_turn
@@ -78,14 +78,10 @@ def all_faults(requests: list[dict[str, Any]], *, schema_file: str) -> dict[int,
     return {i: faults for i, faults in found.items() if faults}
 
 
+# The vessel (tests/webui/conftest.py) is made for this kit.
 @pytest.fixture(params=FAMILY, ids=lambda k: k.adapter)
 def kit(request: pytest.FixtureRequest) -> Kit:
     return request.param()
-
-
-@pytest.fixture
-def vessel(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> Vessel:
-    return kit_vessel(kit, monkeypatch, slug=kit.adapter.replace("_", "-"))
 
 
 def bodies(rsps_calls: Any) -> list[dict[str, Any]]:

@@ -4,7 +4,6 @@ the member's message is kept, the turn can be retried, and nothing of the reply 
 HTTP adapter, each with the provider's documented answer shape."""
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,12 +27,6 @@ def kit(request: pytest.FixtureRequest) -> Kit:
 def conversation(kit: Kit, soul: Soul, user: Any, monkeypatch: pytest.MonkeyPatch) -> Conversation:
     vessel = kit_vessel(kit, monkeypatch, max_retries=0)
     return Conversation.objects.create(soul=soul, vessel=vessel, viewer=user)
-
-
-@pytest.fixture
-def rsps() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock() as mock:
-        yield mock
 
 
 def queue_raw(kit: Kit, rsps: responses.RequestsMock, reply: dict[str, Any]) -> None:

@@ -3,109 +3,24 @@ format, replays tool rounds in its own shapes, keeps its requests byte-stable, a
 structured mode with tools off. Providers are mocked with ``responses`` using their documented
 payloads (see ``provider_doubles/``); the offline vessel answers itself."""
 
-import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 import responses
 
-from provider_doubles import ALL_KITS, HTTP_KITS, Kit, strip_cache_markers, strip_slot
-from tests.webui.conftest import RECORDING_TOOL
-from webui.models import Conversation, Soul, Vessel
+from provider_doubles import HTTP_KITS, Kit, strip_cache_markers, strip_slot
+from tests.support.recording_tool import RECORDING_TOOL
+from tests.support.vessel_contract import TURNS, Provider
+from webui.models import Conversation, Vessel
 from webui.prompt_types import Prompt
 from webui.text.canonical import canonical_json
 from webui.turns.service import outcome_of, run_turn, stream_turn
-from webui.vessels.offline import OfflineAdapter
 from webui.vessels.registry import adapter_for
 
 pytestmark = pytest.mark.django_db
 
-TURNS = [
-    "hello",
-    "remember Zoë likes crème brûlée 🍮",
-    "what did I just say?",
-    "recall dessert",
-    "Long one: " + "the quick brown fox jumps over the lazy dog. " * 120,
-    "ask when is the party?",
-    "日本語のテキストも大丈夫？",
-    'quotes "double" and \\backslashes\\ and \ttabs',
-    "remember the spare key is under the blue pot",
-    "emoji 👩‍👩‍👧‍👦 family",
-    "recall key && pot",
-    "line one\nline two\n\nline four",
-    "ask who feeds the cat on Sundays?",
-    "numbers 1.0 1e3 0.1+0.2",
-    "remember Ada's birthday is 10 December",
-    "right-to-left: مرحبا",
-    "recall birthday && cake && candles",
-    "short",
-    'remember {"json": "inside text"}',
-    "<b>html</b> & entities",
-    "recall nothing-matches-this",
-    "goodbye",
-]
-
-
 FIXED_NOW = datetime(2026, 12, 2, 9, 30, tzinfo=UTC)
-
-
-class Provider:
-    """The mocked provider behind one kit, and the request bodies it was sent."""
-
-    def __init__(self, kit: Kit, rsps: responses.RequestsMock | None, captured: list[Any]) -> None:
-        self.kit = kit
-        self.rsps = rsps
-        self.captured = captured
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        if self.rsps is None:
-            return self.captured
-        return [json.loads(call.request.body) for call in self.rsps.calls]
-
-
-@pytest.fixture(params=ALL_KITS, ids=lambda k: k.adapter)
-def kit(request: pytest.FixtureRequest) -> Kit:
-    return request.param()
-
-
-@pytest.fixture
-def vessel(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> Vessel:
-    if kit.key_env:
-        monkeypatch.setenv(kit.key_env, "sk-test-SECRET")
-    return Vessel.objects.create(
-        slug=kit.adapter.replace("_", "-"),
-        name=kit.adapter,
-        adapter=kit.adapter,
-        model=kit.model,
-        base_url=kit.base_url,
-        api_key_env=kit.key_env or "",
-    )
-
-
-@pytest.fixture
-def provider(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> Iterator[Provider]:
-    if kit.adapter == "offline":
-        captured: list[Any] = []
-        original = OfflineAdapter.send
-
-        def send(self: OfflineAdapter, request: dict[str, Any]) -> Any:
-            captured.append(request)
-            return original(self, request)
-
-        monkeypatch.setattr(OfflineAdapter, "send", send)
-        yield Provider(kit, None, captured)
-        return
-    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
-        kit.serve(rsps)
-        yield Provider(kit, rsps, [])
-
-
-@pytest.fixture
-def chat(soul: Soul, vessel: Vessel, user: Any, recording_tool: Any) -> Conversation:
-    return Conversation.objects.create(soul=soul, vessel=vessel, viewer=user)
 
 
 class TestAdapterContract:

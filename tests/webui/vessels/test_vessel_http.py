@@ -3,32 +3,21 @@ normalised usage with cache hits, one error family with retries that may help an
 cannot, a total deadline over a real socket, and clear words when structured output is not JSON."""
 
 import json
-import socket
-import threading
-import time
-from collections.abc import Iterator
 
 import pytest
+import requests
 import responses
 from django.core import checks
 
-from provider_doubles import HTTP_KITS, USAGE, Kit
+from provider_doubles import HTTP_KITS, USAGE, AnthropicKit, Kit, kit_vessel
+from tests.support.vessel_prompts import PROMPT
 from webui.models import Vessel
-from webui.prompt_types import Prompt, ToolDefinition
-from webui.vessels import http
+from webui.prompt_types import ToolDefinition
 from webui.vessels.errors import VesselConfigurationError, VesselError
 from webui.vessels.registry import adapter_for
 
 pytestmark = pytest.mark.django_db
 
-PROMPT = Prompt(
-    conversation_id="3f1c2d4e-0000-4000-8000-000000000001",
-    system_sections=("You are Pippa.",),
-    history=(),
-    user_text="hello",
-    turn_slot=("Current time: now.",),
-    user_message_id="m1",
-)
 TOOL = ToolDefinition(name="memory", description="d", input_schema={"type": "object"})
 
 
@@ -39,34 +28,15 @@ def kit(request: pytest.FixtureRequest) -> Kit:
 
 @pytest.fixture
 def vessel(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> Vessel:
-    if kit.key_env:
-        monkeypatch.setenv(kit.key_env, "sk-test-SECRET")
-    return Vessel.objects.create(
-        slug="v",
+    return kit_vessel(
+        kit,
+        monkeypatch,
         name="Test vessel",
-        adapter=kit.adapter,
-        model=kit.model,
-        base_url=kit.base_url,
-        api_key_env=kit.key_env or "",
         connect_timeout=2.5,
         read_timeout=7.0,
         deadline=30.0,
         max_retries=2,
     )
-
-
-@pytest.fixture
-def slept(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Delays the retry loop asked for, recorded instead of waited out."""
-    delays: list[float] = []
-    monkeypatch.setattr(http, "sleep", delays.append)
-    return delays
-
-
-@pytest.fixture
-def rsps() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock() as mock:
-        yield mock
 
 
 class TestHTTPAdapterContract:
@@ -167,34 +137,38 @@ class TestHTTPAdapterContract:
         assert 0 <= slept[0] <= 0.5
         assert 0 <= slept[1] <= 1.0
 
-    def test_a_timeout_is_retryable_and_then_reported(
-        self, kit: Kit, vessel: Vessel, rsps: responses.RequestsMock, slept: list[float]
+    @pytest.mark.parametrize(
+        ("failure", "code", "words"),
+        [
+            pytest.param(requests.exceptions.ReadTimeout("slow"), "timeout", "", id="a timeout"),
+            pytest.param(
+                requests.exceptions.ConnectionError("refused"),
+                "connection_failed",
+                "could not be reached",
+                id="a refused connection",
+            ),
+        ],
+    )
+    def test_a_network_failure_is_retried_and_then_reported_in_plain_words(
+        self,
+        kit: Kit,
+        vessel: Vessel,
+        rsps: responses.RequestsMock,
+        slept: list[float],
+        failure: Exception,
+        code: str,
+        words: str,
     ) -> None:
-        import requests
-
         for _ in range(3):
-            rsps.add(responses.POST, kit.url, body=requests.exceptions.ReadTimeout("slow"))
+            rsps.add(responses.POST, kit.url, body=failure)
 
         with pytest.raises(VesselError) as caught:
             adapter_for(vessel).complete(prompt=PROMPT, tools=[])
 
-        assert caught.value.code == "timeout"
+        assert caught.value.code == code
         assert caught.value.retryable is True
         assert len(rsps.calls) == 3
-
-    def test_a_refused_connection_is_reported_in_plain_words(
-        self, kit: Kit, vessel: Vessel, rsps: responses.RequestsMock, slept: list[float]
-    ) -> None:
-        import requests
-
-        for _ in range(3):
-            rsps.add(responses.POST, kit.url, body=requests.exceptions.ConnectionError("refused"))
-
-        with pytest.raises(VesselError) as caught:
-            adapter_for(vessel).complete(prompt=PROMPT, tools=[])
-
-        assert caught.value.code == "connection_failed"
-        assert "could not be reached" in caught.value.message
+        assert words in caught.value.message
 
     def test_a_redirect_is_never_followed(
         self, kit: Kit, vessel: Vessel, rsps: responses.RequestsMock
@@ -241,10 +215,7 @@ def test_quota_exhausted_is_not_retried(
     from provider_doubles import OpenAIKit
 
     kit = OpenAIKit()
-    monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")
-    vessel = Vessel.objects.create(
-        slug="o", name="OpenAI", adapter="openai", model="m", api_key_env="TEST_PROVIDER_KEY"
-    )
+    vessel = kit_vessel(kit, monkeypatch, slug="o", name="OpenAI")
     status, body, headers = kit.error("quota_exhausted")
     kit.queue(rsps, status, body, **headers)
 
@@ -283,18 +254,18 @@ def test_an_openai_compatible_vessel_needs_a_base_url() -> None:
     assert "needs a base URL" in caught.value.message
 
 
-def test_anthropic_marks_the_stable_prefix_for_its_cache(
-    rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from provider_doubles import AnthropicKit
-
+@pytest.fixture
+def claude_says_hi(rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch) -> Vessel:
+    """An Anthropic vessel, its provider answering "hi" once."""
     kit = AnthropicKit()
-    monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")
-    vessel = Vessel.objects.create(
-        slug="a", name="Claude", adapter="anthropic", model="m", api_key_env="TEST_PROVIDER_KEY"
-    )
     kit.queue(rsps, 200, kit.text_body("hi"))
+    return kit_vessel(kit, monkeypatch, slug="a", name="Claude")
 
+
+def test_anthropic_marks_the_stable_prefix_for_its_cache(
+    rsps: responses.RequestsMock, claude_says_hi: Vessel
+) -> None:
+    vessel = claude_says_hi
     adapter_for(vessel).complete(prompt=PROMPT, tools=[TOOL])
 
     request = json.loads(rsps.calls[0].request.body)
@@ -307,21 +278,14 @@ def test_anthropic_marks_the_stable_prefix_for_its_cache(
 
 
 def test_anthropic_marks_the_turns_tool_rounds_so_the_next_call_reads_them_from_its_cache(
-    rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
+    rsps: responses.RequestsMock, claude_says_hi: Vessel
 ) -> None:
-    from provider_doubles import AnthropicKit
     from webui.prompt_types import ToolRound, ToolUse
 
-    kit = AnthropicKit()
-    monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")
-    vessel = Vessel.objects.create(
-        slug="a", name="Claude", adapter="anthropic", model="m", api_key_env="TEST_PROVIDER_KEY"
-    )
-    kit.queue(rsps, 200, kit.text_body("hi"))
     use = ToolUse(id="toolu_1", name="memory", input={"verb": "recall"}, output={"items": []})
     prompt = PROMPT.with_round(ToolRound(text="", tool_uses=(use,)))
 
-    adapter_for(vessel).complete(prompt=prompt, tools=[TOOL])
+    adapter_for(claude_says_hi).complete(prompt=prompt, tools=[TOOL])
 
     request = json.loads(rsps.calls[0].request.body)
     marked = [
@@ -344,15 +308,7 @@ def test_openai_family_requests_carry_the_conversation_as_prompt_cache_key(
     kit = {"openai": OpenAIKit, "openai_responses": OpenAIResponsesKit}.get(
         adapter, OpenAICompatibleKit
     )()
-    monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")
-    vessel = Vessel.objects.create(
-        slug="o",
-        name="O",
-        adapter=adapter,
-        model="m",
-        base_url=kit.base_url,
-        api_key_env=kit.key_env or "",
-    )
+    vessel = kit_vessel(kit, monkeypatch, slug="o", name="O")
     kit.queue(rsps, 200, kit.text_body("hi"))
 
     adapter_for(vessel).complete(prompt=PROMPT, tools=[])
@@ -367,10 +323,7 @@ def test_gemini_sends_the_thought_signature_back_and_derives_distinct_stable_ids
     from webui.prompt_types import ToolRound, ToolUse
 
     kit = GeminiKit()
-    monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")
-    vessel = Vessel.objects.create(
-        slug="g", name="G", adapter="gemini", model=kit.model, api_key_env="TEST_PROVIDER_KEY"
-    )
+    vessel = kit_vessel(kit, monkeypatch, slug="g", name="G")
     calls = [
         {"id": "toolu_0001", "name": "memory", "input": {"verb": "recall", "text": "tea"}},
         {"id": "toolu_0002", "name": "memory", "input": {"verb": "recall", "text": "cake"}},
@@ -400,41 +353,6 @@ def test_gemini_sends_the_thought_signature_back_and_derives_distinct_stable_ids
         "name": "memory",
         "response": {"ok": 1},
     }
-
-
-# --- the total deadline, over a real socket --------------------------------------------------
-
-
-@pytest.fixture
-def dripping_server() -> Iterator[str]:
-    """A real HTTP server on loopback that sends its headers, then one byte every 0.2 s."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(10)
-    stop = threading.Event()
-
-    def serve() -> None:
-        try:
-            connection, _ = listener.accept()
-        except OSError:
-            return
-        with connection:
-            connection.recv(65536)
-            connection.sendall(
-                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
-            )
-            while not stop.is_set():
-                try:
-                    connection.sendall(b" ")
-                except OSError:
-                    return
-                time.sleep(0.2)
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
-    stop.set()
-    listener.close()
-    thread.join(timeout=5)
 
 
 def test_a_server_that_drips_bytes_is_cut_off_at_the_deadline(dripping_server: str) -> None:
@@ -482,13 +400,9 @@ def test_a_vessel_cannot_borrow_the_projects_own_secrets_as_its_key(
 def test_a_pasted_key_with_a_newline_is_trimmed_not_leaked(
     rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from provider_doubles import AnthropicKit
-
     kit = AnthropicKit()
+    vessel = kit_vessel(kit, monkeypatch, slug="a", name="A")
     monkeypatch.setenv("TEST_PROVIDER_KEY", " sk-test-SECRET\n")
-    vessel = Vessel.objects.create(
-        slug="a", name="A", adapter="anthropic", model="m", api_key_env="TEST_PROVIDER_KEY"
-    )
     kit.queue(rsps, 200, kit.text_body("hi"))
 
     adapter_for(vessel).complete(prompt=PROMPT, tools=[])
@@ -499,10 +413,8 @@ def test_a_pasted_key_with_a_newline_is_trimmed_not_leaked(
 def test_a_key_that_cannot_be_a_header_fails_without_quoting_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    vessel = kit_vessel(AnthropicKit(), monkeypatch, slug="a", name="A")
     monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SE\nCRET")
-    vessel = Vessel.objects.create(
-        slug="a", name="A", adapter="anthropic", model="m", api_key_env="TEST_PROVIDER_KEY"
-    )
 
     with pytest.raises(VesselError) as caught:
         adapter_for(vessel).complete(prompt=PROMPT, tools=[])
@@ -516,13 +428,8 @@ def test_a_key_that_cannot_be_a_header_fails_without_quoting_it(
 def test_an_answer_of_an_unexpected_shape_is_a_clear_error(
     rsps: responses.RequestsMock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from provider_doubles import AnthropicKit
-
     kit = AnthropicKit()
-    monkeypatch.setenv("TEST_PROVIDER_KEY", "sk-test-SECRET")
-    vessel = Vessel.objects.create(
-        slug="a", name="A", adapter="anthropic", model="m", api_key_env="TEST_PROVIDER_KEY"
-    )
+    vessel = kit_vessel(kit, monkeypatch, slug="a", name="A")
     body = kit.call_body([{"id": "toolu_1", "name": "memory", "input": {}}])
     del body["content"][0]["id"]
     kit.queue(rsps, 200, body)

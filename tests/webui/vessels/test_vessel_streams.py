@@ -9,7 +9,6 @@ shaped as each provider documents (``provider_doubles/``), a few bytes a read.""
 import dataclasses
 import io
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,21 +25,18 @@ from provider_doubles import (
     kit_vessel,
     paced,
 )
-from tests.webui.vessels.test_vessel_http import (
-    PROMPT,
-    dripping_server,  # noqa: F401  (a real loopback server)
-)
+from tests.support.vessel_prompts import PROMPT
 from webui.models import Vessel
 from webui.prompt_types import Prompt, ToolDefinition
 from webui.text.canonical import canonical_bytes
-from webui.vessels import http
 from webui.vessels.base import VesselAdapter
 from webui.vessels.errors import VesselError
 from webui.vessels.offline import OfflineAdapter
 from webui.vessels.registry import adapter_for
 from webui.vessels.streaming import ReplyDone, StreamEvent, TextDelta, ToolCallStarted
 
-pytestmark = pytest.mark.django_db
+# The retry loop never waits: its delays are recorded instead.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("slept")]
 
 TOOL = ToolDefinition(
     name="memory",
@@ -72,19 +68,6 @@ def vessel(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> Vessel:
 @pytest.fixture
 def adapter(vessel: Vessel) -> VesselAdapter:
     return adapter_for(vessel)
-
-
-@pytest.fixture
-def rsps() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock() as mock:
-        yield mock
-
-
-@pytest.fixture(autouse=True)
-def slept(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    delays: list[float] = []
-    monkeypatch.setattr(http, "sleep", delays.append)
-    return delays
 
 
 def serve_stream(kit: Kit, rsps: responses.RequestsMock, records: list[Any], **body: Any) -> None:

@@ -6,7 +6,6 @@ permission, not a login or ``is_staff``; the admin decides by Django's model per
 actions owned by the memory plug-in are walked in ``tests/pippa_memory/test_access_walk.py``.
 """
 
-from dataclasses import dataclass
 from itertools import count
 from typing import Any
 
@@ -18,7 +17,6 @@ from django.contrib.contenttypes.models import ContentType
 from django.db.models import Model
 from django.utils import timezone
 
-from tests.conftest import DEMO_VAULT
 from tests.support.access_walk import (
     ADMIN_LOGIN,
     FORBIDDEN,
@@ -37,52 +35,24 @@ from tests.support.access_walk import (
     admin_model_routes,
     admin_page,
     household_wide,
-    make_role_users,
     project_routes,
     registered_actions,
     signed_in,
     walk_actions,
     walk_routes,
 )
+from tests.support.factory_defaults import DEMO_VAULT
+from tests.support.host_world import LOGIN_RECORD, HostWorld
 from webui.models import (
     Conversation,
     DailyChore,
-    Message,
     ScheduledJob,
     Soul,
     UnattendedRun,
-    VaultSnapshot,
     Vessel,
-    VesselCall,
-    VesselMove,
 )
 
 pytestmark = pytest.mark.django_db
-
-
-@dataclass
-class HostWorld:
-    """One of everything the host's routes and admin pages point at."""
-
-    users: dict[str, Any]
-    soul: Soul
-    vessel: Vessel
-    conversations: dict[str, Conversation]
-    message: Message
-    job: ScheduledJob
-    run: UnattendedRun
-    snapshot: VaultSnapshot
-    group: Group
-    chore: DailyChore
-    login_attempt: AccessAttempt
-    login_log: AccessLog
-    login_failure: AccessFailureLog
-    vessel_call: VesselCall
-    vessel_move: VesselMove
-
-    def conversation(self, role: str) -> Conversation:
-        """The role's own conversation (anonymous is handed the member's)."""
-        return self.conversations["member" if role == "anonymous" else role]
 
 
 def own(path: str) -> Any:
@@ -251,60 +221,6 @@ HOST_ACTIONS: dict[tuple[str, str], ActionAccess] = {
     ("axes.accesslog", "delete_selected"): DELETE,
     ("axes.accessfailurelog", "delete_selected"): DELETE,
 }
-
-LOGIN_RECORD = {
-    "username": "member",
-    "ip_address": "127.0.0.1",
-    "user_agent": "test",
-    "http_accept": "*/*",
-    "path_info": "/accounts/login/",
-}
-
-
-@pytest.fixture
-def world(make_user: Any, make_conversation: Any, soul: Soul, offline_vessel: Vessel) -> HostWorld:
-    users = make_role_users(make_user)
-    conversations = {
-        role: make_conversation(viewer=user) for role, user in users.items() if user is not None
-    }
-    ledgered = make_conversation(viewer=users["member"])
-    return HostWorld(
-        users=users,
-        soul=soul,
-        vessel=offline_vessel,
-        conversations=conversations,
-        message=Message.objects.create(
-            conversation=make_conversation(viewer=users["member"]), role="user", content="hello"
-        ),
-        job=ScheduledJob.objects.create(
-            name="Morning", soul=soul, vessel=offline_vessel, schedule="every 1d"
-        ),
-        run=UnattendedRun.objects.create(kind="wake", soul=soul),
-        snapshot=VaultSnapshot.objects.create(soul=soul, sha256="a" * 64, text="I am Pippa."),
-        group=Group.objects.create(name="household"),
-        chore=DailyChore.objects.create(name="prune", last_day=timezone.localdate()),
-        login_attempt=AccessAttempt.objects.create(
-            **LOGIN_RECORD, get_data="", post_data="", failures_since_start=1
-        ),
-        login_log=AccessLog.objects.create(**LOGIN_RECORD),
-        login_failure=AccessFailureLog.objects.create(**LOGIN_RECORD),
-        vessel_call=VesselCall.objects.create(
-            conversation=ledgered,
-            user_message=Message.objects.create(conversation=ledgered, role="user", content="hi"),
-            round=0,
-            vessel=offline_vessel,
-            adapter="offline",
-            model="offline-1",
-            input_tokens=1200,
-            prefix_bytes=4800,
-        ),
-        vessel_move=VesselMove.objects.create(
-            conversation=ledgered,
-            from_vessel=offline_vessel,
-            to_vessel=offline_vessel,
-            moved_by=users["member"],
-        ),
-    )
 
 
 def host_owned(owner: str) -> bool:

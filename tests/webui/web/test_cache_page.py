@@ -6,9 +6,9 @@ conversation is labelled by soul, vessel and date, never by its title (the membe
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Permission
 from django.test import Client
 
+from tests.support.clients import client_as, granted
 from webui.ledger.report import bill_by_conversation, bill_by_vessel, turn_shares
 from webui.models import Conversation, Message, Vessel, VesselCall
 from webui.published_prices import PUBLISHED_CACHE_PRICES
@@ -64,11 +64,7 @@ def ledger(make_conversation: Any, sonnet: Vessel) -> Any:
 
 
 def staff_client(make_user: Any, *codenames: str) -> Client:
-    staff = make_user("keeper", is_staff=True)
-    staff.user_permissions.set(Permission.objects.filter(codename__in=codenames))
-    client = Client()
-    client.force_login(staff)
-    return client
+    return client_as(granted(make_user("keeper", is_staff=True), *codenames))
 
 
 def test_the_vessel_share_counts_only_prompts_that_reach_the_anthropic_minimum(

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from tests.conftest import PASSWORD
+from tests.support.factory_defaults import PASSWORD
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from tests.conftest import PASSWORD
+from tests.support.factory_defaults import PASSWORD
 from webui.models import Conversation, MemberSettings, Message, Vessel
 from webui.turns.service import run_turn
 

@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 from django.test import Client
 
 from provider_doubles import AnthropicKit
+from tests.support import vessels
 from webui.models import Conversation, MemberSettings, Vessel, VesselCall, VesselMove
 from webui.turns.lock import claim_turn, release_turn
 from webui.turns.service import run_turn
@@ -22,20 +23,7 @@ from webui.web.conversations import ConversationError, move_conversation
 
 pytestmark = pytest.mark.django_db
 
-FORM_FIELDS = {
-    "adapter": "offline",
-    "model": "offline-2",
-    "base_url": "",
-    "api_key_env": "",
-    "memory_tool_enabled": "on",
-    "brain_priority": "",
-    "enabled": "on",
-    "max_output_tokens": "1024",
-    "connect_timeout": "5",
-    "read_timeout": "60",
-    "deadline": "120",
-    "max_retries": "2",
-}
+FORM_FIELDS = vessels.admin_form(adapter="offline", model="offline-2")
 
 
 def offline(slug: str, name: str, **fields: Any) -> Vessel:
@@ -139,15 +127,7 @@ def test_a_model_is_ready_only_once_its_last_test_or_call_answered(
 
     assert 'class="usable">Ready' in models_page_row(member, vessel)
 
-    monkeypatch.setenv("HOUSEHOLD_ANTHROPIC_KEY", "sk-ant-test-0123456789")
-    claude = Vessel.objects.create(
-        slug="claude",
-        name="Claude",
-        adapter="anthropic",
-        model="claude-sonnet-4-5",
-        api_key_env="HOUSEHOLD_ANTHROPIC_KEY",
-        max_retries=0,
-    )
+    claude = vessels.claude(monkeypatch, "sk-ant-test-0123456789", max_retries=0)
     kit = AnthropicKit()
     kit.queue(responses, 200, kit.text_body("ok"))
     admin_client.post("/vessels/claude/test/")

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.test import Client
 
-from tests.webui.conftest import RecordingTool
+from tests.support.recording_tool import RecordingTool
 from webui.models import Conversation, Soul, Vessel
 from webui.turns.service import run_turn
 

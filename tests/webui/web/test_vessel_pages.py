@@ -11,6 +11,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from provider_doubles import AnthropicKit
+from tests.support import vessels
 from webui.models import Soul, Vessel
 
 pytestmark = pytest.mark.django_db
@@ -27,14 +28,7 @@ def staff_client(make_user: Any) -> Client:
 
 @pytest.fixture
 def claude(monkeypatch: pytest.MonkeyPatch) -> Vessel:
-    monkeypatch.setenv("HOUSEHOLD_ANTHROPIC_KEY", SECRET)
-    return Vessel.objects.create(
-        slug="claude",
-        name="Claude",
-        adapter="anthropic",
-        model="claude-sonnet-4-5",
-        api_key_env="HOUSEHOLD_ANTHROPIC_KEY",
-    )
+    return vessels.claude(monkeypatch, SECRET)
 
 
 def test_the_vessel_page_shows_key_presence_but_never_the_key(
@@ -64,33 +58,35 @@ def test_the_admin_list_shows_key_presence_but_never_the_key(
     assert SECRET not in page
 
 
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        pytest.param(
+            lambda kit: (200, kit.text_body("ok"), {}),
+            ["Claude answered in", "“ok”"],
+            id="an answer",
+        ),
+        pytest.param(
+            lambda kit: kit.error("auth_failed"),
+            ["Claude failed: Anthropic answered HTTP 401: Anthropic says auth_failed"],
+            id="a failure in plain words",
+        ),
+    ],
+)
 @responses.activate
 def test_test_connection_makes_one_small_call_and_says_how_it_went(
-    staff_client: Client, claude: Vessel
+    staff_client: Client, claude: Vessel, answer: Any, said: list[str]
 ) -> None:
     kit = AnthropicKit()
-    kit.queue(responses, 200, kit.text_body("ok"))
-
-    response = staff_client.post("/vessels/claude/test/", follow=True)
-
-    assert len(responses.calls) == 1
-    assert b'"tools"' not in responses.calls[0].request.body
-    text = response.content.decode()
-    assert "Claude answered in" in text
-    assert "“ok”" in text
-
-
-@responses.activate
-def test_test_connection_reports_a_failure_in_plain_words(
-    staff_client: Client, claude: Vessel
-) -> None:
-    kit = AnthropicKit()
-    status, body, _ = kit.error("auth_failed")
-    kit.queue(responses, status, body)
+    status, body, headers = answer(kit)
+    kit.queue(responses, status, body, **headers)
 
     text = staff_client.post("/vessels/claude/test/", follow=True).content.decode()
 
-    assert "Claude failed: Anthropic answered HTTP 401: Anthropic says auth_failed" in text
+    assert len(responses.calls) == 1
+    assert b'"tools"' not in responses.calls[0].request.body
+    for words in said:
+        assert words in text
     assert SECRET not in text
 
 
@@ -114,22 +110,13 @@ def test_a_vessel_added_in_the_admin_can_be_talked_through_once_its_key_is_set(
 ) -> None:
     response = staff_client.post(
         "/admin/webui/vessel/add/",
-        {
-            "slug": "claude",
-            "name": "Claude",
-            "adapter": "anthropic",
-            "model": "claude-sonnet-4-5",
-            "base_url": "",
-            "api_key_env": "HOUSEHOLD_ANTHROPIC_KEY",
-            "memory_tool_enabled": "on",
-            "brain_priority": "",
-            "enabled": "on",
-            "max_output_tokens": "1024",
-            "connect_timeout": "5",
-            "read_timeout": "60",
-            "deadline": "120",
-            "max_retries": "2",
-        },
+        vessels.admin_form(
+            slug="claude",
+            name="Claude",
+            adapter="anthropic",
+            model="claude-sonnet-4-5",
+            api_key_env="HOUSEHOLD_ANTHROPIC_KEY",
+        ),
     )
     assert response.status_code == 302, response.content.decode()[:2000]
     api = APIClient()
