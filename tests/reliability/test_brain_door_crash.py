@@ -17,7 +17,7 @@ import requests
 from pippa_memory.models import BrainCall
 from tests.pippa_memory.brain.test_brain_door import DECIDE
 from tests.support.live_servers import ROOT
-from tests.support.production_site import door_headers, worker_pids
+from tests.support.production_site import brain_vessel, door_headers, worker_pids
 from tests.support.silent_provider import SilentProvider
 from webui.models import Soul, Vessel
 
@@ -34,14 +34,7 @@ def test_a_brain_call_killed_mid_run_is_answered_on_replay_within_a_minute(
 ) -> None:
     url, server = brain_door_gunicorn
     Soul.objects.create(slug="pippa", name="Pippa", vault_path=str(ROOT / "demo/vaults/pippa"))
-    stuck = Vessel.objects.create(
-        slug="stuck",
-        name="Stuck",
-        adapter="openai_compatible",
-        model="local",
-        base_url=f"http://127.0.0.1:{silent_provider.port}/v1",
-        brain_priority=1,
-    )
+    stuck = brain_vessel("stuck", silent_provider.port)
     raw = json.dumps({"role": "decide", "soul": "pippa", "input": DECIDE})
     webhook_id = f"msg_{uuid.uuid4().hex}"
 

@@ -18,7 +18,7 @@ import pytest
 import requests
 from standardwebhooks.webhooks import Webhook
 
-from tests.support.households import checkout_copy, make_run
+from tests.support.households import checkout_copy, make_run, wait_until_serving
 from tests.support.live_servers import free_port, server_environment
 
 pytestmark = pytest.mark.xdist_group("production_server")
@@ -38,18 +38,6 @@ def fresh_checkout(folder: Path) -> Path:
     checkout_copy(folder, ".gitignore")
     subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
     return folder
-
-
-def wait_for(url: str, log: Path, **headers: str) -> None:
-    deadline = time.monotonic() + START_SECONDS
-    while True:
-        try:
-            if requests.get(url, headers=headers, timeout=5).status_code == 200:
-                return
-        except requests.RequestException:
-            pass
-        assert time.monotonic() < deadline, log.read_text()[-3000:]
-        time.sleep(0.5)
 
 
 def parents() -> dict[int, int]:
@@ -120,11 +108,15 @@ def test_a_fresh_make_run_keeps_secrets_of_its_own_and_files_only_its_owner_read
     port, engine_port, log = free_port(), free_port(), tmp_path / "make-run.log"
     running = {"port": port, "engine_port": engine_port, "database": None, "log": log}
     with make_run(folder, **running, umask=0o022) as make:
-        wait_for(f"http://127.0.0.1:{port}/accounts/login/", log)
+        waiting = {"seconds": START_SECONDS, "log": log}
+        wait_until_serving(f"http://127.0.0.1:{port}", path="/accounts/login/", **waiting)
         made = secrets_in(folder)
-        head = f"http://127.0.0.1:{engine_port}/v1/souls/pippa/head"
-        wait_for(head, log, Authorization=f"Bearer {made['PIPPA_MEMORY_TOKEN']}")
-        fixed = requests.get(head, headers={"Authorization": "Bearer demo-engine-token"}, timeout=5)
+        engine_url, head = f"http://127.0.0.1:{engine_port}", "/v1/souls/pippa/head"
+        bearer = {"Authorization": f"Bearer {made['PIPPA_MEMORY_TOKEN']}"}
+        wait_until_serving(engine_url, path=head, headers=bearer, **waiting)
+        fixed = requests.get(
+            engine_url + head, headers={"Authorization": "Bearer demo-engine-token"}, timeout=5
+        )
         web = environments_of(make.pid, "gunicorn")
         engine = environments_of(make.pid, "reference_engine")
         files, modes = files_and_modes(folder)

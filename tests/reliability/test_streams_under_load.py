@@ -17,8 +17,14 @@ import requests
 
 from tests.pippa_memory.brain.test_brain_door import DECIDE
 from tests.support.held_streams import HeldStream
-from tests.support.production_site import DOOR_SECRET, door_headers, household, production_server
-from webui.models import Message, Vessel
+from tests.support.production_site import (
+    DOOR_SECRET,
+    brain_vessel,
+    door_headers,
+    household,
+    production_server,
+)
+from webui.models import Message
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -176,14 +182,7 @@ def test_pages_answer_within_a_second_with_30_streams_and_40_slow_brain_calls(
     members = household([5, 4, 4, 4, 4, 4, 3, 3])
     headers, conversations = members[0]
     members[0] = (headers, conversations[:4])
-    Vessel.objects.create(
-        slug="slow",
-        name="Slow",
-        adapter="openai_compatible",
-        model="slow-1",
-        base_url=f"http://127.0.0.1:{slow_provider.server_address[1]}/v1",
-        brain_priority=1,
-    )
+    brain_vessel("slow", slow_provider.server_address[1], model="slow-1")
     with (
         production_server(tmp_path, **LOAD_SETTINGS) as (url, _server),
         pressed_brain_door(url) as brain_statuses,

@@ -27,7 +27,12 @@ import pytest
 import requests
 from django.db import connection
 
-from tests.support.households import checkout_copy, make_run, own_postgres_database
+from tests.support.households import (
+    checkout_copy,
+    make_run,
+    own_postgres_database,
+    wait_until_serving,
+)
 from tests.support.live_servers import free_port
 
 # Heavy: one worker runs it, once per database, one at a time with the production-server tests
@@ -57,16 +62,11 @@ class Site:
 
 
 def wait_until_answering(sites: list[Site]) -> None:
+    """Until every site's login page answers, within :data:`START_SECONDS` for them all."""
     deadline = time.monotonic() + START_SECONDS
     for site in sites:
-        while True:
-            try:
-                if requests.get(f"{site.url}/accounts/login/", timeout=5).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            assert time.monotonic() < deadline, site.log.read_text()[-3000:]
-            time.sleep(0.5)
+        left = max(deadline - time.monotonic(), 0.0)
+        wait_until_serving(site.url, seconds=left, log=site.log, path="/accounts/login/")
 
 
 def send_a_message(site: Site, text: str) -> str:

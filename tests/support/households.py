@@ -141,12 +141,20 @@ def group_alive(group: int) -> bool:
     return True
 
 
-def wait_until_serving(url: str, *, seconds: float, log: Path) -> None:
-    """Until ``url``'s ``/health/`` answers 200; fails with the end of ``log`` after ``seconds``."""
+def wait_until_serving(
+    url: str,
+    *,
+    seconds: float,
+    log: Path,
+    path: str = "/health/",
+    headers: dict[str, str] | None = None,
+) -> None:
+    """Until ``url``'s ``path`` answers 200 (asked with ``headers``); fails with the end of
+    ``log`` after ``seconds``."""
     deadline = time.monotonic() + seconds
     while True:
         try:
-            if requests.get(f"{url}/health/", timeout=3).status_code == 200:
+            if requests.get(f"{url}{path}", headers=headers, timeout=3).status_code == 200:
                 return
         except requests.RequestException:
             pass

@@ -121,6 +121,19 @@ def household(conversations_per_member: list[int]) -> list[tuple[dict[str, str],
     return found
 
 
+def brain_vessel(slug: str, port: int, model: str = "local") -> Vessel:
+    """An OpenAI-compatible vessel on the provider at loopback ``port``, the first the brain door
+    asks."""
+    return Vessel.objects.create(
+        slug=slug,
+        name=slug.title(),
+        adapter="openai_compatible",
+        model=model,
+        base_url=f"http://127.0.0.1:{port}/v1",
+        brain_priority=1,
+    )
+
+
 def door_headers(raw: str, secret: str = DOOR_SECRET, webhook_id: str = "") -> dict[str, str]:
     """The headers of a brain-door call with body ``raw``, signed now with ``secret`` as the
     door checks (a new ``webhook-id`` unless given)."""
