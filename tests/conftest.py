@@ -10,6 +10,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from tests.support.factory_defaults import DEMO_VAULT, PASSWORD
+from tests.support.production_site import DOOR_SECRET, production_server
+from tests.support.silent_provider import SilentProvider
 from webui.extensions import TurnExtension, register_extension, unregister_extension
 from webui.models import Conversation, Soul, Vessel
 
@@ -111,3 +113,21 @@ def sent_requests(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
     monkeypatch.setattr(OfflineAdapter, "send", send)
     return captured
+
+
+@pytest.fixture
+def brain_door_gunicorn(tmp_path: Path) -> Iterator[tuple[str, Any]]:
+    """The Procfile's web command under the production profile with the brain door open (its
+    secret :data:`DOOR_SECRET`); its URL and its gunicorn master's process."""
+    settings = {"PIPPA_MEMORY_BRAIN_SECRET": DOOR_SECRET, "PIPPA_MEMORY_BRAIN_RATE": "1000/min"}
+    with production_server(tmp_path, collect_static=False, **settings) as started:
+        yield started
+
+
+@pytest.fixture
+def silent_provider() -> Iterator[SilentProvider]:
+    """A provider on loopback that takes calls and never answers them."""
+    provider = SilentProvider()
+    provider.start()
+    yield provider
+    provider.close()

@@ -30,8 +30,7 @@ def test_production_profile_passes_check_deploy_with_no_warnings() -> None:
         "--deploy",
         "--fail-level",
         "WARNING",
-        DJANGO_SETTINGS_MODULE="pippa_site.settings_production",
-        DJANGO_SECRET_KEY="k" * 20 + "-production-secret-from-the-environment-0123456789",
+        **PRODUCTION,
         DJANGO_ALLOWED_HOSTS="pippa.example.org",
         PIPPA_MEMORY_URL="https://memory.example.org",
         PIPPA_MEMORY_TOKEN="engine-token",
@@ -49,10 +48,24 @@ def test_production_profile_refuses_to_start_without_a_secret_key() -> None:
 
 
 PRODUCTION_SECRET = "k" * 20 + "-production-secret-from-the-environment-0123456789"
+#: The production profile, with the key it needs to start.
+PRODUCTION = {
+    "DJANGO_SETTINGS_MODULE": "pippa_site.settings_production",
+    "DJANGO_SECRET_KEY": PRODUCTION_SECRET,
+}
 SHOW_CONNECTION_SETTINGS = (
     "from django.conf import settings as s; d = s.DATABASES['default']; "
     "print(d['CONN_MAX_AGE'], d['CONN_HEALTH_CHECKS'])"
 )
+
+
+def connection_settings(show: str = SHOW_CONNECTION_SETTINGS, **env: str) -> list[str]:
+    """What ``show`` prints (the default database's ``CONN_MAX_AGE`` and ``CONN_HEALTH_CHECKS``)
+    under the environment ``env``, on a database never created unless ``env`` names one."""
+    env.setdefault("DATABASE_URL", "sqlite:////tmp/never-created.sqlite3")
+    result = manage("shell", "-v", "0", "-c", show, **env)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
 
 
 @pytest.mark.parametrize(
@@ -61,50 +74,16 @@ SHOW_CONNECTION_SETTINGS = (
 def test_production_profile_keeps_database_connections_with_a_health_check(
     database_url: str,
 ) -> None:
-    result = manage(
-        "shell",
-        "-v",
-        "0",
-        "-c",
-        SHOW_CONNECTION_SETTINGS,
-        DJANGO_SETTINGS_MODULE="pippa_site.settings_production",
-        DJANGO_SECRET_KEY=PRODUCTION_SECRET,
-        DATABASE_URL=database_url,
-    )
-
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["600", "True"]
+    assert connection_settings(**PRODUCTION, DATABASE_URL=database_url) == ["600", "True"]
 
 
 def test_production_profile_persistent_connections_follow_the_environment() -> None:
-    result = manage(
-        "shell",
-        "-v",
-        "0",
-        "-c",
-        SHOW_CONNECTION_SETTINGS,
-        DJANGO_SETTINGS_MODULE="pippa_site.settings_production",
-        DJANGO_SECRET_KEY=PRODUCTION_SECRET,
-        DJANGO_CONN_MAX_AGE="0",
-        DATABASE_URL="sqlite:////tmp/never-created.sqlite3",
-    )
-
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["0", "True"]
+    assert connection_settings(**PRODUCTION, DJANGO_CONN_MAX_AGE="0") == ["0", "True"]
 
 
 def test_the_development_profile_opens_a_connection_per_request() -> None:
-    result = manage(
-        "shell",
-        "-v",
-        "0",
-        "-c",
-        SHOW_CONNECTION_SETTINGS.replace("d['CONN_HEALTH_CHECKS']", "''"),
-        DATABASE_URL="sqlite:////tmp/never-created.sqlite3",
-    )
-
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["0"]
+    show = SHOW_CONNECTION_SETTINGS.replace("d['CONN_HEALTH_CHECKS']", "''")
+    assert connection_settings(show) == ["0"]
 
 
 def test_the_development_profile_is_what_check_deploy_warns_about() -> None:

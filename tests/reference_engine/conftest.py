@@ -6,34 +6,15 @@ of its own (``engine_<random>``), so the engine never meets the site's tables; i
 after the test.
 """
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 
 from reference_engine.server import ReferenceEngine
-
-TOKEN = "engine-test-token"
-
-
-def postgres_settings() -> dict[str, Any] | None:
-    from django.db import connection
-
-    if connection.vendor != "postgresql":
-        return None
-    return connection.settings_dict
-
-
-def postgres_url(settings: dict[str, Any], schema: str = "") -> str:
-    user = quote(settings.get("USER") or "postgres")
-    password = f":{quote(settings['PASSWORD'])}" if settings.get("PASSWORD") else ""
-    host = settings.get("HOST") or "127.0.0.1"
-    port = settings.get("PORT") or 5432
-    url = f"postgresql://{user}{password}@{host}:{port}/{quote(settings['NAME'])}"
-    return url + (f"?options=-csearch_path%3D{schema}" if schema else "")
+from tests.support.databases import engine_schema, postgres_settings
+from tests.support.engine_token import TOKEN
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -51,16 +32,8 @@ def engine_database(
         settings = postgres_settings()
     if settings is None:
         pytest.skip("the suite runs on SQLite; CI runs these on PostgreSQL")
-    import psycopg
-
-    schema = f"engine_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres_url(settings), autocommit=True) as admin:
-        admin.execute(f'CREATE SCHEMA "{schema}"')
-    try:
-        yield postgres_url(settings, schema)
-    finally:
-        with psycopg.connect(postgres_url(settings), autocommit=True) as admin:
-            admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    with engine_schema(settings) as url:
+        yield url
 
 
 @pytest.fixture
@@ -75,16 +48,8 @@ def another_engine_database(
     with django_db_blocker.unblock():
         settings = postgres_settings()
     assert settings is not None
-    import psycopg
-
-    schema = f"engine_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres_url(settings), autocommit=True) as admin:
-        admin.execute(f'CREATE SCHEMA "{schema}"')
-    try:
-        yield postgres_url(settings, schema)
-    finally:
-        with psycopg.connect(postgres_url(settings), autocommit=True) as admin:
-            admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    with engine_schema(settings) as url:
+        yield url
 
 
 @pytest.fixture
@@ -93,3 +58,10 @@ def durable_engine(engine_database: str) -> Iterator[ReferenceEngine]:
     running = ReferenceEngine(token=TOKEN, database=engine_database, control=True).start()
     yield running
     running.stop()
+
+
+@pytest.fixture
+def door_site(brain_door_gunicorn: tuple[str, Any]) -> str:
+    """The URL of the site under the Procfile's gunicorn, its brain door open to calls signed
+    with :data:`~tests.support.production_site.DOOR_SECRET`."""
+    return brain_door_gunicorn[0]

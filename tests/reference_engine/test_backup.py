@@ -14,8 +14,8 @@ import pytest
 
 from reference_engine.__main__ import main
 from reference_engine.server import ReferenceEngine
-from tests.reference_engine.conftest import TOKEN
 from tests.support.engine_calls import ALICE, send, turn_event
+from tests.support.engine_token import TOKEN
 
 
 def test_a_backup_under_write_load_restores_with_every_acknowledged_memory(tmp_path: Path) -> None:

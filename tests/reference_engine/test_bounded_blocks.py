@@ -9,8 +9,8 @@ import pytest
 
 from reference_engine.selection import same_words
 from reference_engine.server import ReferenceEngine
-from tests.reference_engine.conftest import TOKEN
 from tests.support.engine_calls import ALICE, call, send, turn_event
+from tests.support.engine_token import TOKEN
 
 BUDGET = 1000
 FOOTER = re.compile(r"^(\d+) more memor(?:y is|ies are) not shown here: the memory tool's recall")

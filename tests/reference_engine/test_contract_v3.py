@@ -3,6 +3,7 @@
 from typing import Any
 
 import jsonschema
+import requests
 
 from pippa_memory.engine import contract
 from reference_engine.server import ReferenceEngine
@@ -16,15 +17,26 @@ def remembered(engine: ReferenceEngine) -> dict[str, Any]:
     return {i["text"]: i["id"] for i in recall(engine.url, "tea plants chess", viewer="7")["items"]}
 
 
+def alices_tea(engine: ReferenceEngine) -> str:
+    """The path of Alice's private memory, once the engine has :func:`remembered`."""
+    return f"/v1/souls/pippa/items/{remembered(engine)['Alice likes tea']}"
+
+
+def by_each_caller(
+    engine: ReferenceEngine, method: str, path: str
+) -> tuple[requests.Response, requests.Response, requests.Response]:
+    """``method`` on ``path`` as Alice, as Bob, then as Alice through contract version 2."""
+    return (
+        call(engine.url, method, path, params={"viewer": "7"}),
+        call(engine.url, method, path, params={"viewer": "8"}),
+        call(engine.url, method, path, params={"viewer": "7"}, version="2"),
+    )
+
+
 def test_one_item_is_found_by_its_id_for_a_viewer_who_may_see_it(
     durable_engine: ReferenceEngine,
 ) -> None:
-    ids = remembered(durable_engine)
-    path = f"/v1/souls/pippa/items/{ids['Alice likes tea']}"
-
-    mine = call(durable_engine.url, "GET", path, params={"viewer": "7"})
-    theirs = call(durable_engine.url, "GET", path, params={"viewer": "8"})
-    old = call(durable_engine.url, "GET", path, params={"viewer": "7"}, version="2")
+    mine, theirs, old = by_each_caller(durable_engine, "GET", alices_tea(durable_engine))
 
     assert mine.status_code == 200
     jsonschema.validate(mine.json(), contract.ITEM_FOUND)
@@ -51,13 +63,10 @@ def test_forget_member_lists_the_ids_it_forgot(durable_engine: ReferenceEngine) 
 def test_forgetting_a_forgotten_item_is_a_success_for_version_3(
     durable_engine: ReferenceEngine,
 ) -> None:
-    ids = remembered(durable_engine)
-    path = f"/v1/souls/pippa/items/{ids['Alice likes tea']}"
+    path = alices_tea(durable_engine)
 
     first = call(durable_engine.url, "DELETE", path, params={"viewer": "7"})
-    retry = call(durable_engine.url, "DELETE", path, params={"viewer": "7"})
-    stranger = call(durable_engine.url, "DELETE", path, params={"viewer": "8"})
-    old = call(durable_engine.url, "DELETE", path, params={"viewer": "7"}, version="2")
+    retry, stranger, old = by_each_caller(durable_engine, "DELETE", path)
 
     assert first.status_code == retry.status_code == 200
     assert retry.json() == first.json()

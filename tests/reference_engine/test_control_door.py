@@ -5,9 +5,9 @@ import requests
 
 from reference_engine.app import EngineApp
 from reference_engine.server import ReferenceEngine
-from tests.reference_engine.conftest import TOKEN
 from tests.support.engine_calls import send, turn_event
 from tests.support.engine_processes import engine_process
+from tests.support.engine_token import TOKEN
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 

@@ -3,21 +3,16 @@ checks): the offline vessel's choice is the newest, recorded as such, and moves 
 curated again only after 20 new memories; a member's private memories are offered on their own.
 Briefs and bundles stay within the budget too."""
 
-from typing import Any
-
 import pytest
 
 from pippa_memory.models import BrainCall
 from reference_engine.brain_client import BrainClient
 from reference_engine.curation import NEWEST
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.brain.test_brain_door import NEW_SECRET
-from tests.reference_engine.conftest import TOKEN
-from tests.reliability.test_brain_door_crash import (  # noqa: F401 - fixtures used by name
-    ROOT,
-    gunicorn,
-)
 from tests.support.engine_calls import call
+from tests.support.engine_token import TOKEN
+from tests.support.live_servers import ROOT
+from tests.support.production_site import DOOR_SECRET
 from webui.models import Soul, Vessel
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -35,12 +30,11 @@ def curations(engine: ReferenceEngine) -> list[tuple[str, int, str]]:
 
 @pytest.mark.xdist_group("production_server")
 def test_the_offline_vessels_curation_is_the_newest_recorded_as_such_and_moves_no_head(
-    engine_database: str,
-    gunicorn: tuple[str, Any],  # noqa: F811
+    engine_database: str, door_site: str
 ) -> None:
     Soul.objects.create(slug="pippa", name="Pippa", vault_path=str(ROOT / "demo/vaults/pippa"))
     Vessel.objects.create(slug="brain", name="Brain", adapter="offline", brain_priority=1)
-    brain = BrainClient(f"{gunicorn[0]}/api/memory/brain/", NEW_SECRET, timeout=30)
+    brain = BrainClient(f"{door_site}/api/memory/brain/", DOOR_SECRET, timeout=30)
     engine = ReferenceEngine(
         token=TOKEN, database=engine_database, block_chars=1000, brain=brain
     )  # not started: the test runs the thinker's curation round itself

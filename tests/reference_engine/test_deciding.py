@@ -17,13 +17,10 @@ from reference_engine.brain_client import BrainClient
 from reference_engine.deciding import KEEP_BOTH, REPLACES
 from reference_engine.server import ReferenceEngine
 from reference_engine.storage import truth
-from tests.pippa_memory.brain.test_brain_door import NEW_SECRET
-from tests.reference_engine.conftest import TOKEN
-from tests.reliability.test_brain_door_crash import (  # noqa: F401 - fixtures used by name
-    ROOT,
-    gunicorn,
-)
 from tests.support.engine_calls import ALICE, BOB, call, recall, send, turn_event
+from tests.support.engine_token import TOKEN
+from tests.support.live_servers import ROOT
+from tests.support.production_site import DOOR_SECRET
 from webui.models import Soul, Vessel
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("production_server")]
@@ -41,8 +38,10 @@ def careful_reader(older: str, newer: str) -> tuple[str, float, str]:
 
 @pytest.fixture
 def provider() -> Iterator[DecidingProvider]:
+    """A provider double on loopback reading as :func:`careful_reader`: the site's brain vessel."""
     double = DecidingProvider(careful_reader)
     double.start()
+    site(model="local", base_url=double.base_url)
     yield double
     double.close()
 
@@ -54,11 +53,15 @@ def site(adapter: str = "openai_compatible", **fields: Any) -> None:
     )
 
 
-def engine_on(database: str, door: str) -> ReferenceEngine:
-    brain = BrainClient(f"{door}/api/memory/brain/", NEW_SECRET, timeout=30)
-    engine = ReferenceEngine(token=TOKEN, database=database, brain=brain)
+@pytest.fixture
+def door_engine(engine_database: str, door_site: str) -> Iterator[ReferenceEngine]:
+    """The engine in this process on ``engine_database``, thinking through ``door_site``'s brain
+    door, a failed decision tried again at once."""
+    brain = BrainClient(f"{door_site}/api/memory/brain/", DOOR_SECRET, timeout=30)
+    engine = ReferenceEngine(token=TOKEN, database=engine_database, brain=brain)
     engine.state.thinker.decider.retry_after = 0.0
-    return engine.start()
+    yield engine.start()
+    engine.stop()
 
 
 def item(url: str, item_id: str, viewer: str = "7") -> dict[str, Any]:
@@ -103,115 +106,87 @@ def said(url: str, text: str, viewer: Any = ALICE, scope: str = "household") -> 
 
 
 def test_an_update_replaces_what_it_corrects_through_the_door(
-    engine_database: str,
-    gunicorn: tuple[str, Any],  # noqa: F811
-    provider: DecidingProvider,
+    provider: DecidingProvider, door_engine: ReferenceEngine
 ) -> None:
-    site(model="local", base_url=provider.base_url)
-    engine = engine_on(engine_database, gunicorn[0])
-    try:
-        url = engine.url
-        lund = said(url, LUND)
-        pinned = call(url, "GET", "/v1/souls/pippa/head", params={"viewer": "7"}).json()
-        berg = said(url, BERG)
-        said(url, "I like tea")
-        again = send(url, turn_event("i like TEA.", ALICE, scope="household"))
-        assert again.status_code == 202  # the same words: no new memory, nothing to decide
+    url = door_engine.url
+    lund = said(url, LUND)
+    pinned = call(url, "GET", "/v1/souls/pippa/head", params={"viewer": "7"}).json()
+    berg = said(url, BERG)
+    said(url, "I like tea")
+    again = send(url, turn_event("i like TEA.", ALICE, scope="household"))
+    assert again.status_code == 202  # the same words: no new memory, nothing to decide
 
-        replaced = until(lambda: item(url, lund)["superseded_by"])
-        assert replaced["id"] == berg
-        newer = item(url, berg)
-        assert newer["supersedes"]["text"] == LUND
-        decision = newer["decision"]
-        assert (decision["choice"], decision["confidence"]) == (REPLACES, 0.93)
-        assert decision["outcome"] == "replaced"
-        assert decision["reason"].startswith("The household changed dentist")
-        row = BrainCall.objects.get(webhook_id=decision["brain_call"])
-        assert (row.role, row.outcome) == ("decide", BrainCall.Outcome.ANSWERED)
-        block = call(url, "GET", "/v1/souls/pippa/head", params={"viewer": "7"}).json()["block"]
-        assert BERG in block
-        assert LUND not in block
-        assert block.count("I like tea") == 1
-        assert [i["text"] for i in recall(url, "dentist", viewer="7")["items"]] == [BERG]
-        old = f"/v1/souls/pippa/blocks/{pinned['revision']}"
-        assert call(url, "GET", old, params={"viewer": "7"}).json()["block"] == pinned["block"]
-        time.sleep(1.5)  # the thinker has looked at the tea too by now
-        assert provider.calls == BrainCall.objects.filter(role="decide").count() == 1
-    finally:
-        engine.stop()
+    replaced = until(lambda: item(url, lund)["superseded_by"])
+    assert replaced["id"] == berg
+    newer = item(url, berg)
+    assert newer["supersedes"]["text"] == LUND
+    decision = newer["decision"]
+    assert (decision["choice"], decision["confidence"]) == (REPLACES, 0.93)
+    assert decision["outcome"] == "replaced"
+    assert decision["reason"].startswith("The household changed dentist")
+    row = BrainCall.objects.get(webhook_id=decision["brain_call"])
+    assert (row.role, row.outcome) == ("decide", BrainCall.Outcome.ANSWERED)
+    block = call(url, "GET", "/v1/souls/pippa/head", params={"viewer": "7"}).json()["block"]
+    assert BERG in block
+    assert LUND not in block
+    assert block.count("I like tea") == 1
+    assert [i["text"] for i in recall(url, "dentist", viewer="7")["items"]] == [BERG]
+    old = f"/v1/souls/pippa/blocks/{pinned['revision']}"
+    assert call(url, "GET", old, params={"viewer": "7"}).json()["block"] == pinned["block"]
+    time.sleep(1.5)  # the thinker has looked at the tea too by now
+    assert provider.calls == BrainCall.objects.filter(role="decide").count() == 1
 
 
-def test_the_offline_vessel_keeps_both_and_says_why(
-    engine_database: str,
-    gunicorn: tuple[str, Any],  # noqa: F811
-) -> None:
+def test_the_offline_vessel_keeps_both_and_says_why(door_engine: ReferenceEngine) -> None:
     site("offline")
-    engine = engine_on(engine_database, gunicorn[0])
-    try:
-        url = engine.url
-        lund = said(url, LUND)
-        berg = said(url, BERG)
+    url = door_engine.url
+    lund = said(url, LUND)
+    berg = said(url, BERG)
 
-        decision = until(lambda: item(url, berg)["decision"])
+    decision = until(lambda: item(url, berg)["decision"])
 
-        assert (decision["outcome"], decision["confidence"]) == ("kept both", 0.0)
-        assert item(url, lund)["superseded_by"] is None
-        block = call(url, "GET", "/v1/souls/pippa/head", params={"viewer": "7"}).json()["block"]
-        assert LUND in block
-        assert BERG in block
-    finally:
-        engine.stop()
+    assert (decision["outcome"], decision["confidence"]) == ("kept both", 0.0)
+    assert item(url, lund)["superseded_by"] is None
+    block = call(url, "GET", "/v1/souls/pippa/head", params={"viewer": "7"}).json()["block"]
+    assert LUND in block
+    assert BERG in block
 
 
 def test_a_failing_door_keeps_both_is_tried_once_more_and_ingest_is_unaffected(
-    engine_database: str,
-    gunicorn: tuple[str, Any],  # noqa: F811
-    provider: DecidingProvider,
+    provider: DecidingProvider, door_engine: ReferenceEngine
 ) -> None:
-    site(model="local", base_url=provider.base_url)
     provider.fail = True
-    engine = engine_on(engine_database, gunicorn[0])
-    try:
-        url = engine.url
-        lund = said(url, LUND)
-        said(url, BERG)
+    url = door_engine.url
+    lund = said(url, LUND)
+    said(url, BERG)
 
-        until(lambda: len(decisions(engine)) == 2)
-        time.sleep(2.0)  # a third try would come within a few rounds
-        assert [o for o, _ in decisions(engine)] == ["door failed", "door failed"]
-        assert item(url, lund)["superseded_by"] is None
-        provider.fail, provider.delay = False, 8.0  # now slow: ingest does not wait for it
+    until(lambda: len(decisions(door_engine)) == 2)
+    time.sleep(2.0)  # a third try would come within a few rounds
+    assert [o for o, _ in decisions(door_engine)] == ["door failed", "door failed"]
+    assert item(url, lund)["superseded_by"] is None
+    provider.fail, provider.delay = False, 8.0  # now slow: ingest does not wait for it
+    try:
         started = time.monotonic()
         for n in range(5):
-            assert (
-                send(url, turn_event(f"The dentist said floss more, visit {n}", ALICE)).status_code
-                == 202
-            )
+            visit = turn_event(f"The dentist said floss more, visit {n}", ALICE)
+            assert send(url, visit).status_code == 202
         assert time.monotonic() - started < 3.0
     finally:
         provider.delay = 0.0
-        engine.stop()
 
 
 def test_a_private_memory_is_never_put_before_the_door_for_another_member(
-    engine_database: str,
-    gunicorn: tuple[str, Any],  # noqa: F811
-    provider: DecidingProvider,
+    provider: DecidingProvider, door_engine: ReferenceEngine
 ) -> None:
-    site(model="local", base_url=provider.base_url)
-    engine = engine_on(engine_database, gunicorn[0])
-    try:
-        url = engine.url
-        bobs = said(url, "our dentist is Dr Lund at the Elm Street clinic", BOB, "private")
-        forgotten = said(url, "our dentist was Dr Moss at the Elm Street clinic")
-        call(url, "DELETE", f"/v1/souls/pippa/items/{forgotten}", params={"viewer": "7"})
-        alices = said(url, BERG)
+    url = door_engine.url
+    bobs = said(url, "our dentist is Dr Lund at the Elm Street clinic", BOB, "private")
+    forgotten = said(url, "our dentist was Dr Moss at the Elm Street clinic")
+    call(url, "DELETE", f"/v1/souls/pippa/items/{forgotten}", params={"viewer": "7"})
+    alices = said(url, BERG)
 
-        until(lambda: judged_up_to(engine) >= seq_of(engine, alices))
-        assert "Dr Lund" not in provider.seen()  # Bob's private memory never sent
-        assert "Dr Moss" not in provider.seen()  # a forgotten memory is never a candidate
-        assert provider.calls == 0  # nothing Alice may see is close: no call at all
-        assert item(url, bobs, viewer="8")["superseded_by"] is None
-        assert item(url, alices)["decision"] is None
-    finally:
-        engine.stop()
+    until(lambda: judged_up_to(door_engine) >= seq_of(door_engine, alices))
+    assert "Dr Lund" not in provider.seen()  # Bob's private memory never sent
+    assert "Dr Moss" not in provider.seen()  # a forgotten memory is never a candidate
+    assert provider.calls == 0  # nothing Alice may see is close: no call at all
+    assert item(url, bobs, viewer="8")["superseded_by"] is None
+    assert item(url, alices)["decision"] is None

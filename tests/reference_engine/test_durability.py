@@ -6,9 +6,9 @@ from typing import Any
 import requests
 
 from reference_engine.server import ReferenceEngine
-from tests.reference_engine.conftest import TOKEN
 from tests.support.engine_calls import ALICE, call, recall, send, turn_event
 from tests.support.engine_processes import engine_process, kill
+from tests.support.engine_token import TOKEN
 
 
 def ingest_until_stopped(url: str, stop: threading.Event, log: dict[str, Any]) -> None:

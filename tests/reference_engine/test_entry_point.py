@@ -15,9 +15,9 @@ import pytest
 import requests
 
 from reference_engine.config import ConfigError, EngineConfig, read_config
-from tests.reference_engine.conftest import TOKEN
 from tests.support.engine_calls import headers
 from tests.support.engine_processes import wait_until_answering
+from tests.support.engine_token import TOKEN
 from tests.support.live_servers import free_port, server_environment
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,8 +14,8 @@ import requests
 
 from reference_engine.reading import MAX_BODY_BYTES
 from reference_engine.server import ReferenceEngine
-from tests.reference_engine.conftest import TOKEN
 from tests.support.engine_calls import ALICE, call, send, turn_event
+from tests.support.engine_token import TOKEN
 
 
 @pytest.fixture

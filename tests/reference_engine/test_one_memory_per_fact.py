@@ -10,8 +10,8 @@ import jsonschema
 
 from pippa_memory.engine import contract
 from reference_engine.server import ReferenceEngine
-from tests.reference_engine.conftest import TOKEN
 from tests.support.engine_calls import ALICE, BOB, call, recall, send, turn_event
+from tests.support.engine_token import TOKEN
 
 LUND = "our dentist is Dr Lund"
 BERG = "our dentist is now Dr Berg at the Elm Street clinic"
@@ -32,6 +32,14 @@ def items(url: str, viewer: str = "7", version: str = "3") -> list[dict[str, Any
 def add(url: str, text: str, *, viewer: str | None = "7", scope: str = "household") -> Any:
     body = {"viewer": viewer, "name": "Alice", "text": text, "scope": scope}
     return call(url, "POST", "/v1/souls/pippa/items", json=body)
+
+
+def corrected_by_alice(url: str) -> tuple[str, dict[str, Any]]:
+    """Lund remembered, then corrected by Alice to Berg: Lund's path, and Berg's item."""
+    lund = add(url, LUND).json()["item"]
+    path = f"/v1/souls/pippa/items/{lund['id']}"
+    berg = call(url, "POST", f"{path}/correct", json={"viewer": "7", "text": BERG}).json()["item"]
+    return path, berg
 
 
 def test_the_same_words_are_one_memory_made_the_most_recent_and_the_event_counted_once(
@@ -157,9 +165,7 @@ def test_forgetting_the_newer_does_not_bring_the_older_back(
     durable_engine: ReferenceEngine,
 ) -> None:
     url = durable_engine.url
-    lund = add(url, LUND).json()["item"]
-    path = f"/v1/souls/pippa/items/{lund['id']}"
-    berg = call(url, "POST", f"{path}/correct", json={"viewer": "7", "text": BERG}).json()["item"]
+    path, berg = corrected_by_alice(url)
 
     forgotten = call(url, "DELETE", f"/v1/souls/pippa/items/{berg['id']}", params={"viewer": "7"})
 
@@ -213,9 +219,7 @@ def test_version_2_sees_current_memories_only_without_the_new_fields(
     durable_engine: ReferenceEngine,
 ) -> None:
     url = durable_engine.url
-    lund = add(url, LUND).json()["item"]
-    path = f"/v1/souls/pippa/items/{lund['id']}"
-    call(url, "POST", f"{path}/correct", json={"viewer": "7", "text": BERG})
+    corrected_by_alice(url)
 
     listed = items(url, version="2")
 

@@ -13,8 +13,8 @@ from reference_engine.storage import memories as rows
 from reference_engine.storage.database import Database
 from reference_engine.storage.ranking import query_words
 from reference_engine.storage.schema import MIGRATIONS, migrations_backend
-from tests.reference_engine.conftest import TOKEN
 from tests.support.engine_calls import recall
+from tests.support.engine_token import TOKEN
 
 PEANUTS = "Ella is allergic to peanuts"
 BOILER = "the boiler engineer comes on Friday morning"

@@ -15,8 +15,8 @@ from django.utils import timezone
 from pippa_memory.engine.client import BREAKER
 from pippa_memory.models import PinRecord
 from reference_engine.server import ReferenceEngine
-from tests.reference_engine.conftest import TOKEN
 from tests.support.engine_calls import call, recall
+from tests.support.engine_token import TOKEN
 from webui.models import Conversation
 
 pytestmark = pytest.mark.django_db

@@ -11,23 +11,21 @@ import signal
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from subprocess import Popen
 from typing import Any
 
 import pytest
 
 from pippa_memory.models import BrainCall
 from reference_engine.storage.database import Database
-from tests.pippa_memory.brain.test_brain_door import NEW_SECRET
-from tests.reliability.test_brain_door_crash import (  # noqa: F401 - fixtures used by name
-    ROOT,
-    SilentProvider,
-    gunicorn,
-    silent_provider,
-)
 from tests.support.engine_calls import ALICE, BOB, call, send, turn_event
 from tests.support.engine_processes import engine_process, kill, start_engine, wait_until_answering
-from tests.support.live_servers import free_port
+from tests.support.live_servers import ROOT, free_port
+from tests.support.production_site import DOOR_SECRET
+from tests.support.silent_provider import SilentProvider
 from webui.models import Soul, Vessel
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -75,18 +73,31 @@ def door_row(ask_id: str) -> BrainCall:
 
 
 def brain_options(site: str, *more: str) -> tuple[str, ...]:
-    return ("--brain-url", site, "--brain-secret", NEW_SECRET, "--answer-delay", "0", *more)
+    return ("--brain-url", site, "--brain-secret", DOOR_SECRET, "--answer-delay", "0", *more)
+
+
+@contextmanager
+def thinking_engine(database: str, door: str, *more: str) -> Iterator[tuple[str, Popen[str]]]:
+    """The engine as the Procfile runs it on ``database``, thinking through ``door``, once it
+    holds the three memories about the bins (see :func:`remember_three`)."""
+    with engine_process(database, *brain_options(door, *more)) as (url, process):
+        remember_three(url)
+        yield url, process
+
+
+def asked_through(door: str, database: str) -> tuple[str, dict[str, Any]]:
+    """When the bins go out, asked of the engine thinking through ``door``: the ask's id, and
+    its answer once written."""
+    with thinking_engine(database, door) as (url, _):
+        conversation, ask_id = ask(url, "when do the bins go out?")
+        return ask_id, answer_to(url, conversation)
 
 
 def test_an_ask_is_answered_through_the_door_from_what_its_viewer_may_see(
-    engine_database: str,
-    gunicorn: tuple[str, Any],  # noqa: F811
+    engine_database: str, door_site: str
 ) -> None:
     household()
-    with engine_process(engine_database, *brain_options(gunicorn[0])) as (url, _):
-        remember_three(url)
-        conversation, ask_id = ask(url, "when do the bins go out?")
-        answer = answer_to(url, conversation)
+    ask_id, answer = asked_through(door_site, engine_database)
 
     row = door_row(ask_id)
     reply = json.loads(row.response_body)
@@ -99,15 +110,12 @@ def test_an_ask_is_answered_through_the_door_from_what_its_viewer_may_see(
 
 
 def test_an_ask_through_a_failing_vessel_says_plainly_it_was_not_worked_out(
-    engine_database: str,
-    gunicorn: tuple[str, Any],  # noqa: F811
+    engine_database: str, door_site: str
 ) -> None:
     closed = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens: the vessel fails
     household("openai_compatible", model="local", base_url=closed)
-    with engine_process(engine_database, *brain_options(gunicorn[0])) as (url, _):
-        remember_three(url)
-        conversation, ask_id = ask(url, "when do the bins go out?")
-        answer = answer_to(url, conversation)["answer"]
+    ask_id, answered = asked_through(door_site, engine_database)
+    answer = answered["answer"]
 
     assert door_row(ask_id).outcome == BrainCall.Outcome.VESSEL_FAILED
     assert answer.startswith("Pippa could not work that out: the brain door answered 502")
@@ -116,12 +124,10 @@ def test_an_ask_through_a_failing_vessel_says_plainly_it_was_not_worked_out(
 
 
 def test_a_brief_is_curated_through_the_door_from_household_memories_only(
-    engine_database: str,
-    gunicorn: tuple[str, Any],  # noqa: F811
+    engine_database: str, door_site: str
 ) -> None:
     household()
-    with engine_process(engine_database, *brain_options(gunicorn[0])) as (url, _):
-        remember_three(url)
+    with thinking_engine(engine_database, door_site) as (url, _):
         brief = call(url, "POST", "/v1/wakes/brief", json={"soul": "pippa"}).json()
 
     row = BrainCall.objects.get(role="assemble")
@@ -149,23 +155,17 @@ def test_a_brief_without_a_door_is_the_recent_household_memories_marked_as_a_fal
 
 
 def test_an_ask_pending_when_the_engine_is_killed_is_answered_through_the_door_after_restart(
-    engine_database: str,
-    gunicorn: tuple[str, Any],  # noqa: F811
-    silent_provider: SilentProvider,  # noqa: F811
+    engine_database: str, door_site: str, silent_provider: SilentProvider
 ) -> None:
     household()
     hung_door = f"http://127.0.0.1:{silent_provider.port}"  # takes the call, never answers
-    with engine_process(engine_database, *brain_options(hung_door, "--brain-timeout", "120")) as (
-        url,
-        process,
-    ):
-        remember_three(url)
+    with thinking_engine(engine_database, hung_door, "--brain-timeout", "120") as (url, process):
         conversation, ask_id = ask(url, "when do the bins go out?")
         assert silent_provider.called.wait(30), "the engine never called the door"
         kill(process)  # mid-call: the ask is a row with no answer
 
     port = free_port()
-    restarted = start_engine(engine_database, port, *brain_options(gunicorn[0]))
+    restarted = start_engine(engine_database, port, *brain_options(door_site))
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_answering(restarted, url)
@@ -179,7 +179,7 @@ def test_an_ask_pending_when_the_engine_is_killed_is_answered_through_the_door_a
 
 def test_sigterm_during_a_brain_call_finishes_it_and_the_requests_in_flight_then_stops_saying_so(
     engine_database: str,
-    silent_provider: SilentProvider,  # noqa: F811
+    silent_provider: SilentProvider,
     tmp_path: Path,
 ) -> None:
     """The engine as the Procfile runs it, stopped as honcho or a supervisor stops it (SIGTERM to

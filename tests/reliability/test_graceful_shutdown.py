@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.test_streams_under_load import HeldStream, household, production_server
+from tests.support.held_streams import HeldStream
+from tests.support.production_site import household, production_server
 from webui.models import Message
 
 pytestmark = [

@@ -28,7 +28,12 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.support.households import checkout_copy, household_database
+from tests.support.households import (
+    checkout_copy,
+    household_database,
+    make_run_command,
+    make_run_environment,
+)
 from tests.support.live_servers import free_port, running_server_process, server_environment
 from webui.local_secrets import read_secrets
 
@@ -85,18 +90,11 @@ def in_own_terminal(terminal: int) -> None:
 
 @contextmanager
 def make_run_in_a_terminal(folder: Path, port: int, engine_port: int, database: str | None):
-    env = server_environment(PORT=str(port), ENGINE_PORT=str(engine_port), TERM="dumb")
-    for name in ("DATABASE_URL", "PIPPA_ENGINE_DATABASE_URL", "MAKEFLAGS", "MAKELEVEL", "MFLAGS"):
-        env.pop(name, None)
-    if database:
-        env["DATABASE_URL"] = database
     near, far = os.openpty()
-    command = ["make", "-o", ".venv/.run-installed", "run", f"PORT={port}"]
-    command.append(f"ENGINE_PORT={engine_port}")
     process = subprocess.Popen(
-        command,
+        make_run_command(port, engine_port),
         cwd=folder,
-        env=env,
+        env=make_run_environment(port, engine_port, database, TERM="dumb"),
         stdin=far,
         stdout=far,
         stderr=far,

@@ -9,28 +9,20 @@ test's virtualenv; ``make`` is told not to reinstall requirements (``-o .venv/.r
 It runs SQLite (the files are the point), whichever database the suite runs on.
 """
 
-import os
-import shutil
-import signal
 import stat
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import requests
 from standardwebhooks.webhooks import Webhook
 
-from tests.support import households
-from tests.support.live_servers import ROOT, free_port, server_environment
+from tests.support.households import checkout_copy, make_run, wait_until_serving
+from tests.support.live_servers import free_port, server_environment
 
 pytestmark = pytest.mark.xdist_group("production_server")
 
-#: The shipped files, and the .gitignore that keeps the secrets and databases out of git.
-SHIPPED = (".gitignore", *households.SHIPPED)
 SECRETS = ".make-run-secrets"
 OLD_FIXED = {
     "DJANGO_SECRET_KEY": "django-insecure-development-key-only-for-the-local-demo-never-deploy-this",
@@ -41,63 +33,11 @@ START_SECONDS = 90
 
 
 def fresh_checkout(folder: Path) -> Path:
-    """The shipped files in a new git repository, with this test's virtualenv."""
-    folder.mkdir()
-    for name in SHIPPED:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source, folder / name)
-    (folder / ".venv").symlink_to(sys.prefix)
+    """The shipped files and the .gitignore that keeps the secrets and databases out of git, in a
+    new git repository, with this test's virtualenv."""
+    checkout_copy(folder, ".gitignore")
     subprocess.run(["git", "init", "-q"], cwd=folder, check=True)
     return folder
-
-
-def under_umask_022() -> None:
-    os.umask(0o022)
-
-
-@contextmanager
-def make_run(folder: Path, *, port: int, engine_port: int, log: Path) -> Iterator[int]:
-    """``make run`` in ``folder`` under ``umask 022`` until the block ends (stopped as Ctrl-C
-    stops it); its process id."""
-    env = server_environment()
-    for name in ("DATABASE_URL", "PIPPA_ENGINE_DATABASE_URL", "MAKEFLAGS", "MAKELEVEL", "MFLAGS"):
-        env.pop(name, None)
-    command = ["make", "-o", ".venv/.run-installed", "run", f"PORT={port}"]
-    command.append(f"ENGINE_PORT={engine_port}")
-    with log.open("w") as output:
-        process = subprocess.Popen(
-            command,
-            cwd=folder,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=under_umask_022,
-        )
-        try:
-            yield process.pid
-        finally:
-            os.killpg(process.pid, signal.SIGINT)
-            try:
-                process.wait(timeout=40)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
-
-
-def wait_for(url: str, log: Path, **headers: str) -> None:
-    deadline = time.monotonic() + START_SECONDS
-    while True:
-        try:
-            if requests.get(url, headers=headers, timeout=5).status_code == 200:
-                return
-        except requests.RequestException:
-            pass
-        assert time.monotonic() < deadline, log.read_text()[-3000:]
-        time.sleep(0.5)
 
 
 def parents() -> dict[int, int]:
@@ -166,14 +106,19 @@ def test_a_fresh_make_run_keeps_secrets_of_its_own_and_files_only_its_owner_read
 ) -> None:
     folder = fresh_checkout(tmp_path / "household")
     port, engine_port, log = free_port(), free_port(), tmp_path / "make-run.log"
-    with make_run(folder, port=port, engine_port=engine_port, log=log) as make:
-        wait_for(f"http://127.0.0.1:{port}/accounts/login/", log)
+    running = {"port": port, "engine_port": engine_port, "database": None, "log": log}
+    with make_run(folder, **running, umask=0o022) as make:
+        waiting = {"seconds": START_SECONDS, "log": log}
+        wait_until_serving(f"http://127.0.0.1:{port}", path="/accounts/login/", **waiting)
         made = secrets_in(folder)
-        head = f"http://127.0.0.1:{engine_port}/v1/souls/pippa/head"
-        wait_for(head, log, Authorization=f"Bearer {made['PIPPA_MEMORY_TOKEN']}")
-        fixed = requests.get(head, headers={"Authorization": "Bearer demo-engine-token"}, timeout=5)
-        web = environments_of(make, "gunicorn")
-        engine = environments_of(make, "reference_engine")
+        engine_url, head = f"http://127.0.0.1:{engine_port}", "/v1/souls/pippa/head"
+        bearer = {"Authorization": f"Bearer {made['PIPPA_MEMORY_TOKEN']}"}
+        wait_until_serving(engine_url, path=head, headers=bearer, **waiting)
+        fixed = requests.get(
+            engine_url + head, headers={"Authorization": "Bearer demo-engine-token"}, timeout=5
+        )
+        web = environments_of(make.pid, "gunicorn")
+        engine = environments_of(make.pid, "reference_engine")
         files, modes = files_and_modes(folder)
 
     assert set(made) == set(OLD_FIXED)

@@ -4,28 +4,27 @@ are being written and 40 slow brain-door calls press on the door, and a member p
 replies being written at once is refused at once, by any worker."""
 
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
-from django.test import override_settings
-from standardwebhooks import Webhook
 
-from tests.pippa_memory.brain.test_brain_door import DECIDE, NEW_SECRET
-from tests.pippa_memory.outbox.test_outbox_workers import database_url
-from tests.support.live_servers import ROOT, free_port, running_server_process, server_environment
-from webui.models import Conversation, Message, Soul, Vessel
+from tests.pippa_memory.brain.test_brain_door import DECIDE
+from tests.support.held_streams import HeldStream
+from tests.support.production_site import (
+    DOOR_SECRET,
+    brain_vessel,
+    door_headers,
+    household,
+    production_server,
+)
+from webui.models import Message
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -45,146 +44,13 @@ PACE_SECONDS = "0.5"
 #: The server's settings for the load: paced offline replies, the brain door open.
 LOAD_SETTINGS = {
     "WEBUI_OFFLINE_PACE_SECONDS": PACE_SECONDS,
-    "PIPPA_MEMORY_BRAIN_SECRET": NEW_SECRET,
+    "PIPPA_MEMORY_BRAIN_SECRET": DOOR_SECRET,
     "PIPPA_MEMORY_BRAIN_RATE": "100000/min",
     # No idle thread keeps a connection: the load stays within PostgreSQL's default 100.
     "DJANGO_CONN_MAX_AGE": "0",
 }
-#: The server's signing key: the sessions this test makes are signed with it too.
-SERVER_SECRET_KEY = "streams-under-load-" + "k" * 48
 #: What the member's page must answer within.
 PAGE_SECONDS = 1.0
-
-
-def procfile_web_command() -> str:
-    """The ``web:`` line of the Procfile, as supervisord runs it for ``make run``."""
-    for line in (ROOT / "Procfile").read_text().splitlines():
-        if line.startswith("web:"):
-            return line.removeprefix("web:").strip()
-    raise AssertionError("The Procfile has no web process")
-
-
-@contextmanager
-def production_server(
-    tmp_path: Path, **settings: str
-) -> Iterator[tuple[str, "subprocess.Popen[str]"]]:
-    """The Procfile's web command under the production profile, on this test's database, with
-    ``settings`` added to its environment; its URL and its (gunicorn master's) process."""
-    port = free_port()
-    env = server_environment(
-        DJANGO_SETTINGS_MODULE="pippa_site.settings_production",
-        DJANGO_SECRET_KEY=SERVER_SECRET_KEY,
-        DJANGO_ALLOWED_HOSTS="127.0.0.1",
-        DJANGO_SECURE_SSL_REDIRECT="false",
-        DJANGO_STATIC_ROOT=str(tmp_path / "static"),
-        DJANGO_LOG_LEVEL="ERROR",
-        DATABASE_URL=database_url(),
-        WEBUI_ADDR=f"127.0.0.1:{port}",
-        PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
-        **settings,
-    )
-    subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-    )
-    command = ["sh", "-c", "exec " + procfile_web_command()]
-    with (
-        (tmp_path / "gunicorn.log").open("w") as log,
-        running_server_process(command, port=port, env=env, log=log) as started,
-    ):
-        yield started
-
-
-def member_headers(user: Any) -> dict[str, str]:
-    """Headers that send a session made in the database for ``user`` (the production cookies are
-    Secure, so they are sent by hand over loopback HTTP), with a CSRF token."""
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.sessions.backends.db import SessionStore
-
-    with override_settings(SECRET_KEY=SERVER_SECRET_KEY):  # the server's key signs the session
-        session = SessionStore()
-        session[SESSION_KEY] = str(user.pk)
-        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
-        session[HASH_SESSION_KEY] = user.get_session_auth_hash()
-        session.create()
-    csrf = uuid.uuid4().hex
-    return {
-        "Cookie": f"sessionid={session.session_key}; csrftoken={csrf}",
-        "X-CSRFToken": csrf,
-        "Accept": "text/event-stream",
-    }
-
-
-def household(conversations_per_member: list[int]) -> list[tuple[dict[str, str], list[str]]]:
-    """Members with their headers and the ids of their conversations (with the offline vessel,
-    on the demo soul)."""
-    from django.contrib.auth import get_user_model
-
-    soul = Soul.objects.create(
-        slug="pippa", name="Pippa", vault_path=str(ROOT / "demo/vaults/pippa")
-    )
-    vessel = Vessel.objects.create(slug="offline", name="Offline", adapter="offline")
-    found = []
-    for index, count in enumerate(conversations_per_member):
-        user = get_user_model().objects.create(username=f"member{index}")
-        ids = [
-            str(Conversation.objects.create(soul=soul, vessel=vessel, viewer=user).pk)
-            for _ in range(count)
-        ]
-        found.append((member_headers(user), ids))
-    return found
-
-
-class HeldStream(threading.Thread):
-    """One streamed reply read to its end: its events in order (name, data); ``writing`` is set
-    at its first delta, ``ended`` when the stream closed."""
-
-    def __init__(self, url: str, headers: dict[str, str], text: str = TEXT) -> None:
-        super().__init__(daemon=True)
-        self.url, self.headers, self.text = url, headers, text
-        self.writing, self.ended = threading.Event(), threading.Event()
-        self.events: list[tuple[str, Any]] = []
-        self.status: int | None = None
-        self.failure: Any = None
-
-    def run(self) -> None:
-        try:
-            self.read()
-        except Exception as exc:  # reported by the test, not lost in this thread
-            self.failure = exc
-        finally:
-            self.ended.set()
-
-    def read(self) -> None:
-        with requests.post(
-            self.url, json={"text": self.text}, headers=self.headers, stream=True, timeout=120
-        ) as response:
-            self.status = response.status_code
-            if self.status != 200:
-                self.events.append(("refused", response.text[:500]))
-                return
-            name = None
-            for line in response.iter_lines(decode_unicode=True):
-                if line.startswith("event: "):
-                    name = line.removeprefix("event: ")
-                elif line.startswith("data: ") and name is not None:
-                    self.events.append((name, json.loads(line.removeprefix("data: "))))
-                    if name == "delta":
-                        self.writing.set()
-
-    def started(self, timeout: float) -> bool:
-        """Whether the reply started being written within ``timeout`` (False at once if the
-        stream ended before that)."""
-        deadline = time.monotonic() + timeout
-        while not self.writing.wait(0.1):
-            if self.ended.is_set() or time.monotonic() > deadline:
-                return self.writing.is_set()
-        return True
-
-    def last(self) -> tuple[str, Any] | None:
-        return self.events[-1] if self.events else None
 
 
 class SlowProvider(ThreadingHTTPServer):
@@ -254,16 +120,9 @@ def brain_caller(url: str, stop: threading.Event, statuses: list[int]) -> None:
     sent again a second later, as a caller honouring a short ``Retry-After`` would."""
     raw = json.dumps({"role": "decide", "soul": "pippa", "input": DECIDE})
     while not stop.is_set():
-        webhook_id, now = f"msg_{uuid.uuid4().hex}", datetime.now(UTC)
-        headers = {
-            "Content-Type": "application/json",
-            "webhook-id": webhook_id,
-            "webhook-timestamp": str(int(now.timestamp())),
-            "webhook-signature": Webhook(NEW_SECRET).sign(webhook_id, now, raw),
-        }
         try:
             status = requests.post(
-                f"{url}/api/memory/brain/", data=raw, headers=headers, timeout=60
+                f"{url}/api/memory/brain/", data=raw, headers=door_headers(raw), timeout=60
             ).status_code
         except requests.RequestException:
             status = 0
@@ -295,7 +154,7 @@ def pressed_brain_door(url: str) -> Iterator[list[int]]:
 def open_streams(url: str, members: list[tuple[dict[str, str], list[str]]]) -> list[HeldStream]:
     """A stream in each of the members' conversations, each once its reply is being written."""
     streams = [
-        HeldStream(f"{url}/api/conversations/{conversation}/messages/", headers)
+        HeldStream(f"{url}/api/conversations/{conversation}/messages/", headers, TEXT)
         for headers, conversations in members
         for conversation in conversations
     ]
@@ -323,14 +182,7 @@ def test_pages_answer_within_a_second_with_30_streams_and_40_slow_brain_calls(
     members = household([5, 4, 4, 4, 4, 4, 3, 3])
     headers, conversations = members[0]
     members[0] = (headers, conversations[:4])
-    Vessel.objects.create(
-        slug="slow",
-        name="Slow",
-        adapter="openai_compatible",
-        model="slow-1",
-        base_url=f"http://127.0.0.1:{slow_provider.server_address[1]}/v1",
-        brain_priority=1,
-    )
+    brain_vessel("slow", slow_provider.server_address[1], model="slow-1")
     with (
         production_server(tmp_path, **LOAD_SETTINGS) as (url, _server),
         pressed_brain_door(url) as brain_statuses,

@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -15,14 +14,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.pippa_memory.outbox.test_outbox_workers import database_url
-from tests.reliability.test_brain_door_crash import worker_pids
-from tests.reliability.test_streams_under_load import (
-    SERVER_SECRET_KEY,
-    household,
-    procfile_web_command,
-)
-from tests.support.live_servers import ROOT, free_port, server_environment
+from tests.support.production_site import household, production_server, worker_pids
 from webui.models import Conversation, Message
 
 pytestmark = [
@@ -37,45 +29,11 @@ TEXT = " ".join(f"word{n}" for n in range(60))
 
 
 @pytest.fixture
-def gunicorn(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+def paced_gunicorn(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """The Procfile's web command under the production profile, the offline vessel paced."""
-    port = free_port()
-    env = server_environment(
-        DJANGO_SETTINGS_MODULE="pippa_site.settings_production",
-        DJANGO_SECRET_KEY=SERVER_SECRET_KEY,  # the sessions made below are signed with it
-        DJANGO_ALLOWED_HOSTS="127.0.0.1",
-        DJANGO_SECURE_SSL_REDIRECT="false",
-        DJANGO_STATIC_ROOT=str(tmp_path / "static"),
-        DJANGO_LOG_LEVEL="ERROR",
-        DATABASE_URL=database_url(),
-        PIPPA_MEMORY_ENABLED="false",
-        WEBUI_OFFLINE_PACE_SECONDS="0.5",
-        WEBUI_ADDR=f"127.0.0.1:{port}",
-        PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
-    )
-    subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-    )
-    command = ["sh", "-c", "exec " + procfile_web_command()]
-    with (tmp_path / "gunicorn.log").open("w") as log:
-        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log, text=True)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    requests.get(f"{url}/accounts/login/", timeout=5)
-                    break
-                except requests.RequestException:
-                    assert time.monotonic() < deadline, "gunicorn did not start within 60 s"
-                    time.sleep(0.2)
-            yield url, server
-        finally:
-            server.terminate()
-            server.wait(timeout=60)
+    settings = {"PIPPA_MEMORY_ENABLED": "false", "WEBUI_OFFLINE_PACE_SECONDS": "0.5"}
+    with production_server(tmp_path, **settings) as started:
+        yield started
 
 
 class StreamedReply(threading.Thread):
@@ -111,9 +69,9 @@ class StreamedReply(threading.Thread):
 
 
 def test_a_reply_whose_workers_are_killed_frees_its_conversation_and_is_kept_interrupted(
-    gunicorn: tuple[str, subprocess.Popen[str]],
+    paced_gunicorn: tuple[str, subprocess.Popen[str]],
 ) -> None:
-    url, server = gunicorn
+    url, server = paced_gunicorn
     [(headers, [conversation_id])] = household([1])
     conversation = Conversation.objects.get(pk=conversation_id)
     base = f"{url}/api/conversations/{conversation.pk}"

@@ -16,13 +16,10 @@ processes say they hold (web, engine, doorbell, gunicorn's control socket) is th
 
 import os
 import re
-import signal
 import sqlite3
-import subprocess
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,8 +27,13 @@ import pytest
 import requests
 from django.db import connection
 
-from tests.support.households import checkout_copy, own_postgres_database
-from tests.support.live_servers import free_port, server_environment
+from tests.support.households import (
+    checkout_copy,
+    make_run,
+    own_postgres_database,
+    wait_until_serving,
+)
+from tests.support.live_servers import free_port
 
 # Heavy: one worker runs it, once per database, one at a time with the production-server tests
 # (two households' processes beside the load test would share PostgreSQL's hundred connections).
@@ -59,47 +61,12 @@ class Site:
         return f"http://127.0.0.1:{self.port}"
 
 
-@contextmanager
-def make_run(site: Site) -> Iterator[Site]:
-    """``make run`` in the site's checkout until the block ends; stopped as Ctrl-C stops it."""
-    env = server_environment(PORT=str(site.port), ENGINE_PORT=str(site.engine_port))
-    for name in ("DATABASE_URL", "PIPPA_ENGINE_DATABASE_URL", "MAKEFLAGS", "MAKELEVEL", "MFLAGS"):
-        env.pop(name, None)
-    if site.database_url:
-        env["DATABASE_URL"] = site.database_url
-    command = ["make", "-o", ".venv/.run-installed", "run", f"PORT={site.port}"]
-    command.append(f"ENGINE_PORT={site.engine_port}")
-    with site.log.open("w") as log:
-        process = subprocess.Popen(
-            command,
-            cwd=site.folder,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        try:
-            yield site
-        finally:
-            os.killpg(process.pid, signal.SIGINT)
-            try:
-                process.wait(timeout=40)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
-
-
 def wait_until_answering(sites: list[Site]) -> None:
+    """Until every site's login page answers, within :data:`START_SECONDS` for them all."""
     deadline = time.monotonic() + START_SECONDS
     for site in sites:
-        while True:
-            try:
-                if requests.get(f"{site.url}/accounts/login/", timeout=5).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            assert time.monotonic() < deadline, site.log.read_text()[-3000:]
-            time.sleep(0.5)
+        left = max(deadline - time.monotonic(), 0.0)
+        wait_until_serving(site.url, seconds=left, log=site.log, path="/accounts/login/")
 
 
 def send_a_message(site: Site, text: str) -> str:
@@ -157,7 +124,9 @@ def test_two_households_make_run_side_by_side(tmp_path: Path) -> None:
                 database = stack.enter_context(own_postgres_database(own))
             folder = checkout_copy(tmp_path / name)
             site = Site(folder, free_port(), free_port(), database, tmp_path / f"{name}.log")
-            sites.append(stack.enter_context(make_run(site)))
+            ports = {"port": site.port, "engine_port": site.engine_port}
+            stack.enter_context(make_run(folder, **ports, database=database, log=site.log))
+            sites.append(site)
 
         wait_until_answering(sites)
         conversations = [

@@ -8,25 +8,23 @@ import json
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
 
 import pytest
 import requests
 from django.contrib.auth import get_user_model
-from standardwebhooks import Webhook
 
 from pippa_memory.models import OutboxEvent
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.conftest import TOKEN
 from tests.pippa_memory.outbox.test_outbox_workers import (
     database_url,
     start_worker,
     stop,
     worker_env,
 )
+from tests.support.engine_token import TOKEN
 from tests.support.live_servers import free_port, running_server, server_environment
+from tests.support.production_site import door_headers
 from webui.models import Soul, Vessel
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -190,13 +188,7 @@ def test_a_bounded_load_on_the_brain_door_gets_no_server_error(
     def caller() -> None:
         session = requests.Session()
         for _ in range(20):
-            webhook_id, now = f"msg_{uuid.uuid4().hex}", datetime.now(UTC)
-            headers = {
-                "Content-Type": "application/json",
-                "webhook-id": webhook_id,
-                "webhook-timestamp": str(int(now.timestamp())),
-                "webhook-signature": Webhook(SECRET).sign(webhook_id, now, body),
-            }
+            headers = door_headers(body, SECRET)
             status = session.post(
                 f"{gunicorn}/api/memory/brain/", data=body, headers=headers, timeout=30
             ).status_code

@@ -5,7 +5,7 @@ from typing import Any
 
 import requests
 
-from tests.reference_engine.conftest import TOKEN
+from tests.support.engine_token import TOKEN
 
 ALICE = {"member": "7", "name": "Alice"}
 BOB = {"member": "8", "name": "Bob"}
@@ -34,6 +34,11 @@ def turn_event(
     }
     if scope:
         use["scope"] = scope
+    return turn_body(viewer, [use], event_id)
+
+
+def turn_body(viewer: Any, uses: list[dict[str, Any]], event_id: str = "") -> dict[str, Any]:
+    """A turn event from ``viewer`` (``None``: a job) whose reply made the tool ``uses``."""
     return {
         "type": "conversation.turn",
         "id": event_id or str(uuid.uuid4()),
@@ -51,7 +56,7 @@ def turn_event(
             "role": "assistant",
             "created_at": "2026-12-03T09:00:00Z",
             "content": "Noted.",
-            "tool_uses": [use],
+            "tool_uses": uses,
         },
     }
 

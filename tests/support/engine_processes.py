@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import requests
 
-from tests.reference_engine.conftest import TOKEN
+from tests.support.engine_token import TOKEN
 from tests.support.live_servers import free_port, server_environment
 
 ROOT = Path(__file__).resolve().parents[2]

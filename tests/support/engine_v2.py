@@ -1,13 +1,13 @@
 """Calls to the reference engine as a contract v2 client makes them, for the engine's tests."""
 
-import uuid
 from typing import Any
 
 import requests
 
 from pippa_memory.engine import contract
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.conftest import TOKEN
+from tests.support.engine_calls import turn_body
+from tests.support.engine_token import TOKEN
 
 HEADERS = {"Authorization": f"Bearer {TOKEN}", contract.CONTRACT_HEADER[0]: "2"}
 ALICE = {"member": "7", "name": "Alice"}
@@ -27,26 +27,7 @@ def get(engine: ReferenceEngine, path: str, **params: str) -> dict[str, Any]:
 
 def event(viewer: Any, *uses: dict[str, Any], event_id: str = "") -> dict[str, Any]:
     """A turn event from ``viewer`` whose tool uses are ``uses`` (see :func:`remember`)."""
-    return {
-        "type": "conversation.turn",
-        "id": event_id or str(uuid.uuid4()),
-        "occurred_at": "2026-12-03T09:00:00Z",
-        "soul": "pippa",
-        "conversation": {
-            "id": "conv-1",
-            "pinned_head": None,
-            "viewer": viewer,
-            "vessel": "offline",
-            "kind": "chat" if viewer else "job",
-        },
-        "message": {
-            "id": "msg-1",
-            "role": "assistant",
-            "created_at": "2026-12-03T09:00:00Z",
-            "content": "Noted.",
-            "tool_uses": list(uses),
-        },
-    }
+    return turn_body(viewer, list(uses), event_id)
 
 
 def remember(text: str, scope: str | None = None, use_id: str = "call-1") -> dict[str, Any]:

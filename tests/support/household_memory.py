@@ -7,7 +7,7 @@ import requests
 from django.contrib.auth.models import Permission
 
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.conftest import TOKEN
+from tests.support.engine_token import TOKEN
 
 HEADERS = {"Authorization": f"Bearer {TOKEN}", "X-Memory-Contract": "2"}
 

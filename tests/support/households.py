@@ -35,10 +35,11 @@ SHIPPED = (
 )
 
 
-def checkout_copy(folder: Path) -> Path:
-    """A household's own checkout: the shipped files, and this test's virtualenv."""
+def checkout_copy(folder: Path, *also: str) -> Path:
+    """A household's own checkout: the shipped files (and the files named ``also``), and this
+    test's virtualenv."""
     folder.mkdir()
-    for name in SHIPPED:
+    for name in (*SHIPPED, *also):
         source = ROOT / name
         if source.is_dir():
             shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
@@ -64,27 +65,57 @@ def own_postgres_database(name: str) -> Iterator[str]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@contextmanager
-def make_run(
-    folder: Path, *, port: int, engine_port: int, database: str | None, log: Path
-) -> Iterator["subprocess.Popen[bytes]"]:
-    """``make run PORT=… ENGINE_PORT=…`` in the household's ``folder`` (its database
-    ``database``, else its own ``db.sqlite3``) until the block ends, then stopped as Ctrl-C stops
-    it, every process of it gone. Its output is appended to ``log``."""
-    env = server_environment(PORT=str(port), ENGINE_PORT=str(engine_port))
+def make_run_command(port: int, engine_port: int) -> list[str]:
+    """``make run PORT=… ENGINE_PORT=…``, told not to reinstall requirements (the virtualenv is
+    the one running the test)."""
+    return [
+        "make",
+        "-o",
+        ".venv/.run-installed",
+        "run",
+        f"PORT={port}",
+        f"ENGINE_PORT={engine_port}",
+    ]
+
+
+def make_run_environment(
+    port: int, engine_port: int, database: str | None, **more: str
+) -> dict[str, str]:
+    """The environment ``make run`` is started with: this process's, without the project's own
+    variables, any database URL or an outer ``make``'s flags; ``DATABASE_URL`` is ``database``
+    when given (else the checkout's own ``db.sqlite3``), and ``more`` is added."""
+    env = server_environment(PORT=str(port), ENGINE_PORT=str(engine_port), **more)
     for name in ("DATABASE_URL", "PIPPA_ENGINE_DATABASE_URL", "MAKEFLAGS", "MAKELEVEL", "MFLAGS"):
         env.pop(name, None)
     if database:
         env["DATABASE_URL"] = database
-    command = ["make", "-o", ".venv/.run-installed", "run", f"PORT={port}"]
+    return env
+
+
+@contextmanager
+def make_run(
+    folder: Path,
+    *,
+    port: int,
+    engine_port: int,
+    database: str | None,
+    log: Path,
+    umask: int | None = None,
+) -> Iterator["subprocess.Popen[bytes]"]:
+    """``make run PORT=… ENGINE_PORT=…`` in the household's ``folder`` (its database
+    ``database``, else its own ``db.sqlite3``; under ``umask`` when given) until the block ends,
+    then stopped as Ctrl-C stops it, every process of it gone. Its output is appended to
+    ``log``."""
+    env = make_run_environment(port, engine_port, database)
     with log.open("a") as output:
         process = subprocess.Popen(
-            [*command, f"ENGINE_PORT={engine_port}"],
+            make_run_command(port, engine_port),
             cwd=folder,
             env=env,
             stdout=output,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=None if umask is None else lambda: os.umask(umask),
         )
         try:
             yield process
@@ -110,12 +141,20 @@ def group_alive(group: int) -> bool:
     return True
 
 
-def wait_until_serving(url: str, *, seconds: float, log: Path) -> None:
-    """Until ``url``'s ``/health/`` answers 200; fails with the end of ``log`` after ``seconds``."""
+def wait_until_serving(
+    url: str,
+    *,
+    seconds: float,
+    log: Path,
+    path: str = "/health/",
+    headers: dict[str, str] | None = None,
+) -> None:
+    """Until ``url``'s ``path`` answers 200 (asked with ``headers``); fails with the end of
+    ``log`` after ``seconds``."""
     deadline = time.monotonic() + seconds
     while True:
         try:
-            if requests.get(f"{url}/health/", timeout=3).status_code == 200:
+            if requests.get(f"{url}{path}", headers=headers, timeout=3).status_code == 200:
                 return
         except requests.RequestException:
             pass

@@ -15,6 +15,7 @@ from typing import IO
 
 import pytest
 import requests
+from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The project's own variables are left out of the server's environment unless a test sets them.
@@ -70,3 +71,12 @@ def running_server_process(
         if server.poll() is None:
             server.terminate()
         server.wait(timeout=60)
+
+
+def database_url() -> str:
+    """The URL of the test database this test is using, for server and worker processes."""
+    config = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{config['NAME']}"
+    host = config["HOST"] or "127.0.0.1"
+    return f"postgres://{config['USER']}@{host}:{config['PORT'] or 5432}/{config['NAME']}"

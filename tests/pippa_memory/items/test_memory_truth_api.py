@@ -16,7 +16,7 @@ from django.test import Client
 from reference_engine.server import ReferenceEngine
 from tests.pippa_memory.conftest import TOKEN
 from tests.pippa_memory.items.test_memory_items_api import api_as
-from tests.reference_engine.conftest import postgres_settings, postgres_url
+from tests.support.databases import postgres_settings, postgres_url
 from tests.support.household_memory import grant_manage_memory, head
 
 pytestmark = pytest.mark.django_db

@@ -19,8 +19,8 @@ from reference_engine.storage import memories as rows
 from reference_engine.storage.database import Database
 from reference_engine.storage.revisions import block_at
 from reference_engine.storage.schema import MIGRATIONS, migrations_backend
-from tests.reference_engine.conftest import TOKEN
 from tests.support.engine_calls import ALICE, call, recall, send, turn_event
+from tests.support.engine_token import TOKEN
 
 CODE = "The alarm code is 249814."
 BINS = "The bins go out on Tuesday."

@@ -19,8 +19,8 @@ from reference_engine.storage.database import Database
 from reference_engine.storage.revisions import block_at, revision_name
 from reference_engine.storage.schema import MIGRATIONS, migrations_backend
 from tests.pippa_memory.brain.test_brain_door import NEW_SECRET
-from tests.reference_engine.conftest import TOKEN
 from tests.support.engine_calls import call
+from tests.support.engine_token import TOKEN
 
 ROOT = Path(__file__).resolve().parents[3]
 ALICE = {"member": "7", "name": "Alice"}

@@ -11,7 +11,7 @@ from reference_engine.storage import memories as rows
 from reference_engine.storage import truth
 from reference_engine.storage.database import Database
 from reference_engine.storage.schema import MIGRATIONS, migrations_backend
-from tests.reference_engine.conftest import TOKEN
+from tests.support.engine_token import TOKEN
 
 ALICE = {"member": "7", "name": "Alice"}
 BEFORE = ["0001_initial", "0002_answer_items", "0003_block_selection", "0004_recall_meaning"]
