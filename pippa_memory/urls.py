@@ -3,37 +3,29 @@
 from django.urls import path
 
 from pippa_memory.brain.views import BrainDoorView
-from pippa_memory.items import api, conversation_api, truth_api
+from pippa_memory.items.api import ItemView, MemberForgetView
+from pippa_memory.items.conversation_api import ConversationMemoryView, ConversationRefreshView
+from pippa_memory.items.truth_api import CorrectView, ItemsView, RestoreView
 from pippa_memory.portability.download_api import MemoryDownloadView
 
 urlpatterns = [
     path("brain/", BrainDoorView.as_view(), name="brain-door"),
-    path("items/", truth_api.ItemsView.as_view(), name="api-memory-items"),
+    path("items/", ItemsView.as_view(), name="api-memory-items"),
     path("export/", MemoryDownloadView.as_view(), name="api-memory-export"),
-    path("items/<str:item_id>/", api.ItemView.as_view(), name="api-memory-item"),
-    path(
-        "items/<str:item_id>/correct/",
-        truth_api.CorrectView.as_view(),
-        name="api-memory-item-correct",
-    ),
-    path(
-        "items/<str:item_id>/restore/",
-        truth_api.RestoreView.as_view(),
-        name="api-memory-item-restore",
-    ),
+    path("items/<str:item_id>/", ItemView.as_view(), name="api-memory-item"),
+    path("items/<str:item_id>/correct/", CorrectView.as_view(), name="api-memory-item-correct"),
+    path("items/<str:item_id>/restore/", RestoreView.as_view(), name="api-memory-item-restore"),
     path(
         "conversations/<uuid:conversation_id>/",
-        conversation_api.ConversationMemoryView.as_view(),
+        ConversationMemoryView.as_view(),
         name="api-memory-conversation",
     ),
     path(
         "conversations/<uuid:conversation_id>/refresh/",
-        conversation_api.ConversationRefreshView.as_view(),
+        ConversationRefreshView.as_view(),
         name="api-memory-conversation-refresh",
     ),
     path(
-        "members/<str:member>/forget/",
-        api.MemberForgetView.as_view(),
-        name="api-memory-member-forget",
+        "members/<str:member>/forget/", MemberForgetView.as_view(), name="api-memory-member-forget"
     ),
 ]

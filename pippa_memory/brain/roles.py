@@ -25,6 +25,13 @@ def closed_object(properties: dict[str, Any], *, optional: tuple[str, ...] = ())
 
 # Items and facts are identified by id as a set: an id given twice is one item (the first text).
 ID_TEXT = closed_object({"id": {"type": "string", "minLength": 1}, "text": {"type": "string"}})
+# What each role is asked for, in words: the question, the goal, the purpose.
+TASK_TEXT = {"type": "string", "minLength": 1, "maxLength": 4000}
+
+
+def no_problems(data: dict[str, Any]) -> dict[str, str]:
+    """No input rule beyond the role's input schema."""
+    return {}
 
 
 @dataclass(frozen=True)
@@ -35,16 +42,12 @@ class Role:
     instructions: str
     input_schema: dict[str, Any]
     output_schema: Callable[[dict[str, Any]], dict[str, Any]]
-    input_problems: Callable[[dict[str, Any]], dict[str, str]]
     output_problems: Callable[[dict[str, Any], dict[str, Any]], list[str]]
     #: What a vessel that does not reason gives back: valid, deterministic, and no judgement (the
     #: reply marks it ``synthetic``; a decide has confidence 0).
     offline_output: Callable[[dict[str, Any]], dict[str, Any]]
-
-
-def no_problems(data: dict[str, Any]) -> dict[str, str]:
-    """No input rule beyond the role's input schema."""
-    return {}
+    #: The input's meaning rules beyond its schema, as problems by field (none unless a role says).
+    input_problems: Callable[[dict[str, Any]], dict[str, str]] = no_problems
 
 
 # -- decide -----------------------------------------------------------------------------------
@@ -79,7 +82,7 @@ DECIDE = Role(
     ),
     input_schema=closed_object(
         {
-            "question": {"type": "string", "minLength": 1, "maxLength": 4000},
+            "question": TASK_TEXT,
             "options": {
                 "type": "array",
                 "minItems": 2,
@@ -92,7 +95,6 @@ DECIDE = Role(
         optional=("context",),
     ),
     output_schema=_decide_output,
-    input_problems=no_problems,
     output_problems=_decide_problems,
     offline_output=lambda data: {
         "choice": data["options"][0],
@@ -137,12 +139,11 @@ CURATE = Role(
     ),
     input_schema=closed_object(
         {
-            "goal": {"type": "string", "minLength": 1, "maxLength": 4000},
+            "goal": TASK_TEXT,
             "items": {"type": "array", "minItems": 1, "maxItems": 200, "items": ID_TEXT},
         }
     ),
     output_schema=_curate_output,
-    input_problems=no_problems,
     output_problems=_curate_problems,
     offline_output=lambda data: {
         "keep": list(dict.fromkeys(item["id"] for item in data["items"])),
@@ -193,13 +194,12 @@ ASSEMBLE = Role(
     ),
     input_schema=closed_object(
         {
-            "purpose": {"type": "string", "minLength": 1, "maxLength": 4000},
+            "purpose": TASK_TEXT,
             "facts": {"type": "array", "maxItems": 200, "items": ID_TEXT},
             "budget_chars": {"type": "integer", "minimum": 1, "maximum": 100000},
         }
     ),
     output_schema=_assemble_output,
-    input_problems=no_problems,
     output_problems=_assemble_problems,
     offline_output=_assemble_offline,
 )

@@ -177,6 +177,26 @@ def call_engine(
     return _outcome_of(answer, data, latency_ms=_milliseconds_since(started), request_id=request_id)
 
 
+def call_in_turn(
+    method: str,
+    path: str,
+    *,
+    budget: float,
+    body: Any = None,
+    schema: dict[str, Any] | None = None,
+) -> EngineOutcome:
+    """A chat turn's engine call (the pin, the answers fetch, their ack): :func:`call_engine`
+    with each read capped at ``READ_TIMEOUT``, so one slow read leaves time for the next call."""
+    return call_engine(
+        method,
+        path,
+        body=body,
+        schema=schema,
+        budget=budget,
+        read_timeout=memory_settings.READ_TIMEOUT,
+    )
+
+
 def _not_callable(request_id: str) -> EngineOutcome | None:
     """The absent outcome for a call that must not be made at all (memory off, no engine URL)."""
     if not memory_settings.ENABLED:

@@ -14,6 +14,7 @@ answered ``202`` with ``"confirmed": false`` and a ``message`` that says so; a c
 ``200`` with ``"confirmed": true``.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -277,7 +278,20 @@ def soul_of(request: Request) -> Soul:
     return query.validated_data["soul"]
 
 
-class ItemListView(APIView):
+class MemoryAPIView(APIView):
+    """A view into memory: a refusal of :mod:`~pippa_memory.items.services` that its handler
+    does not answer itself is answered by ``refused`` (its code and status, in the API's error
+    shape: :func:`refusal_response`)."""
+
+    refused: Callable[[services.MemoryRefusal], Response] = staticmethod(refusal_response)
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, services.MemoryRefusal):
+            return self.refused(exc)
+        return super().handle_exception(exc)
+
+
+class ItemListView(MemoryAPIView):
     """``GET``: the items the member may see of one soul, newest first; ``q`` searches."""
 
     serializer_class = ListingSerializer
@@ -290,6 +304,8 @@ class ItemListView(APIView):
         query = ItemQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         soul, user = query.validated_data["soul"], request.user
+        # The listing answers its own refusals: a subclass may answer its other methods' in
+        # other words (:class:`~pippa_memory.items.truth_api.ItemsView` names the text field).
         try:
             listing = services.fetch_items_page(
                 soul=soul,
@@ -338,7 +354,7 @@ def change_schema(answer: Any, *codes: int, request: Any = None) -> Any:
     )
 
 
-class ItemView(APIView):
+class ItemView(MemoryAPIView):
     """``DELETE``: forget the item. ``PATCH`` ``{"scope"}``: make it private or household;
     ``{"keep"}``: mark it keep in every chat, or unmark it (one of the two per request)."""
 
@@ -346,11 +362,7 @@ class ItemView(APIView):
 
     @change_schema(ForgottenSerializer, 400, 403, 404, 503)
     def delete(self, request: Request, item_id: str) -> Response:
-        soul = soul_of(request)
-        try:
-            changed = changes.forget_item(soul=soul, user=request.user, item_id=item_id)
-        except services.MemoryRefusal as refusal:
-            return refusal_response(refusal)
+        changed = changes.forget_item(soul=soul_of(request), user=request.user, item_id=item_id)
         return change_response(changed, forgotten=item_id)
 
     @change_schema(RescopedSerializer, 400, 403, 404, 409, 503, request=ItemChangeSerializer)
@@ -359,32 +371,23 @@ class ItemView(APIView):
         body = ItemChangeSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         wanted, user = body.validated_data, request.user
-        try:
-            if "keep" in wanted:
-                changed = changes.set_keep(
-                    soul=soul, user=user, item_id=item_id, keep=wanted["keep"]
-                )
-            else:
-                changed = changes.change_scope(
-                    soul=soul, user=user, item_id=item_id, scope=wanted["scope"]
-                )
-        except services.MemoryRefusal as refusal:
-            return refusal_response(refusal)
+        if "keep" in wanted:
+            changed = changes.set_keep(soul=soul, user=user, item_id=item_id, keep=wanted["keep"])
+        else:
+            changed = changes.change_scope(
+                soul=soul, user=user, item_id=item_id, scope=wanted["scope"]
+            )
         item = changed.item
         urls = own_turn_urls(user=request.user, items=[item])
         return change_response(changed, item=item_json(request, item, urls.get(item.id)))
 
 
-class MemberForgetView(APIView):
+class MemberForgetView(MemoryAPIView):
     """``POST``: for a memory manager, forget everything one member said to the soul."""
 
     serializer_class = serializers.Serializer
 
     @change_schema(ForgottenMemberSerializer, 400, 403, 404, 503)
     def post(self, request: Request, member: str) -> Response:
-        soul = soul_of(request)
-        try:
-            changed = changes.forget_member(soul=soul, user=request.user, member=member)
-        except services.MemoryRefusal as refusal:
-            return refusal_response(refusal)
+        changed = changes.forget_member(soul=soul_of(request), user=request.user, member=member)
         return change_response(changed, forgotten=changed.count)

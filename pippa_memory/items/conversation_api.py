@@ -16,11 +16,9 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from pippa_memory.brain.throttles import configured_rate, take_a_place
-from pippa_memory.items import services
-from pippa_memory.items.api import errors, refusal_response
+from pippa_memory.items.api import MemoryAPIView, errors
 from pippa_memory.items.conversation_memory import (
     REFRESH_COST,
     ConversationMemory,
@@ -125,7 +123,7 @@ def past_refresh_rate(request: Request) -> Response | None:
     return response
 
 
-class ConversationMemoryView(APIView):
+class ConversationMemoryView(MemoryAPIView):
     """``GET``: what the conversation's pinned memory holds for its member, and what came since."""
 
     serializer_class = ConversationMemorySerializer
@@ -133,14 +131,11 @@ class ConversationMemoryView(APIView):
     @extend_schema(responses={200: ConversationMemorySerializer, **errors(403, 404, 503)})
     def get(self, request: Request, conversation_id: str) -> Response:
         conversation = own_chat(request, conversation_id)
-        try:
-            memory = conversation_memory(conversation=conversation, user=request.user)
-        except services.MemoryRefusal as refusal:
-            return refusal_response(refusal)
+        memory = conversation_memory(conversation=conversation, user=request.user)
         return Response(memory_json(request, memory, conversation.soul.name))
 
 
-class ConversationRefreshView(APIView):
+class ConversationRefreshView(MemoryAPIView):
     """``POST``: bring the conversation's memory up to date at its next message (one re-pin)."""
 
     serializer_class = RefreshSerializer
@@ -163,11 +158,8 @@ class ConversationRefreshView(APIView):
         conversation = own_chat(request, conversation_id)
         if refusal := past_refresh_rate(request):
             return refusal
-        try:
-            refresh_conversation(conversation=conversation, user=request.user)
-            memory = conversation_memory(conversation=conversation, user=request.user)
-        except services.MemoryRefusal as refusal:
-            return refusal_response(refusal)
+        refresh_conversation(conversation=conversation, user=request.user)
+        memory = conversation_memory(conversation=conversation, user=request.user)
         soul = conversation.soul.name
         body = memory_json(request, memory, soul)
         # The same words as the heading: the page shows the heading, never both.

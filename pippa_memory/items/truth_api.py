@@ -17,13 +17,13 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from pippa_memory.items import services, truth
 from pippa_memory.items.api import (
     ERROR_WORDS,
     ItemListView,
     ItemSerializer,
+    MemoryAPIView,
     SoulQuerySerializer,
     item_json,
     refusal_response,
@@ -84,6 +84,8 @@ class ItemsView(ItemListView):
     ``{"text", "scope"}``: keep a memory the member writes, as ``remember`` would (the same words
     of the same member and scope are one memory, made the most recent)."""
 
+    refused = staticmethod(truth_refusal)
+
     @extend_schema(
         parameters=[SoulQuerySerializer],
         request=AddSerializer,
@@ -93,18 +95,16 @@ class ItemsView(ItemListView):
         soul = soul_of(request)
         body = AddSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            item = truth.add_memory(soul=soul, user=request.user, **body.validated_data)
-        except services.MemoryRefusal as refusal:
-            return truth_refusal(refusal)
+        item = truth.add_memory(soul=soul, user=request.user, **body.validated_data)
         return kept_response(request, item, status=201)
 
 
-class CorrectView(APIView):
+class CorrectView(MemoryAPIView):
     """``POST`` ``{"text"}``: new words that replace the memory (it stays in history, and can be
     restored); the answer is the new memory, whose ``supersedes`` is the old."""
 
     serializer_class = WordsSerializer
+    refused = staticmethod(truth_refusal)
 
     @extend_schema(
         parameters=[SoulQuerySerializer],
@@ -115,20 +115,17 @@ class CorrectView(APIView):
         soul = soul_of(request)
         body = WordsSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            item = truth.correct_memory(
-                soul=soul, user=request.user, item_id=item_id, text=body.validated_data["text"]
-            )
-        except services.MemoryRefusal as refusal:
-            return truth_refusal(refusal)
+        text = body.validated_data["text"]
+        item = truth.correct_memory(soul=soul, user=request.user, item_id=item_id, text=text)
         return kept_response(request, item)
 
 
-class RestoreView(APIView):
+class RestoreView(MemoryAPIView):
     """``POST``: make a replaced memory current again (a current one: no change); new chats
     carry it from now on."""
 
     serializer_class = serializers.Serializer
+    refused = staticmethod(truth_refusal)
 
     @extend_schema(
         parameters=[SoulQuerySerializer],
@@ -136,9 +133,5 @@ class RestoreView(APIView):
         responses={200: KeptSerializer, **truth_errors(400, 403, 404, 503)},
     )
     def post(self, request: Request, item_id: str) -> Response:
-        soul = soul_of(request)
-        try:
-            item = truth.restore_memory(soul=soul, user=request.user, item_id=item_id)
-        except services.MemoryRefusal as refusal:
-            return truth_refusal(refusal)
+        item = truth.restore_memory(soul=soul_of(request), user=request.user, item_id=item_id)
         return kept_response(request, item)

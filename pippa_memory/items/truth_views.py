@@ -2,65 +2,66 @@
 newer memory replaced (:mod:`pippa_memory.items.truth`). Each is a POST that goes back to the
 page saying what was done, or what was not and why."""
 
+from collections.abc import Callable
+from functools import wraps
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from pippa_memory.items import services, truth
-from pippa_memory.items.views import back_to_page, chosen_soul, page_url
+from pippa_memory.items.views import back_to_page, page_url, the_soul
 from webui.models import Soul
 
-
-def the_soul(request: HttpRequest) -> Soul:
-    soul = chosen_soul(request)
-    if soul is None:
-        raise Http404("No such soul.")
-    return soul
+#: A form's change: made in the soul the request names, it says in words what was done.
+FormChange = Callable[..., str]
 
 
-@login_required
-@require_POST
-def add_memory(request: HttpRequest) -> HttpResponse:
+def page_form(*, nothing_done: str) -> Callable[[FormChange], Callable[..., HttpResponse]]:
+    """A POST form of the page, for a logged-in member: the change is made in the soul the
+    request names (404 when none) and the page says what was done, or, refused,
+    ``nothing_done`` and why (:func:`~pippa_memory.items.views.back_to_page`)."""
+
+    def form(change: FormChange) -> Callable[..., HttpResponse]:
+        @login_required
+        @require_POST
+        @wraps(change)
+        def view(request: HttpRequest, **given: str) -> HttpResponse:
+            soul = the_soul(request)
+            try:
+                words = change(request, soul, **given)
+            except services.MemoryRefusal as refusal:
+                return back_to_page(request, soul, refusal, nothing_done=nothing_done)
+            messages.success(request, words)
+            return redirect(page_url(soul))
+
+        return view
+
+    return form
+
+
+@page_form(nothing_done="Nothing was added.")
+def add_memory(request: HttpRequest, soul: Soul) -> str:
     """Keep a memory the member writes, as ``remember`` would, private or household."""
-    soul = the_soul(request)
     text, scope = request.POST.get("text", ""), request.POST.get("scope", "")
-    try:
-        item = truth.add_memory(soul=soul, user=request.user, text=text, scope=scope)
-    except services.MemoryRefusal as refusal:
-        return back_to_page(request, soul, refusal, nothing_done="Nothing was added.")
+    item = truth.add_memory(soul=soul, user=request.user, text=text, scope=scope)
     whose = "only you see it" if item.scope == "private" else "everyone in the household sees it"
-    messages.success(request, f"{soul.name} remembers “{item.text}”: {whose}.")
-    return redirect(page_url(soul))
+    return f"{soul.name} remembers “{item.text}”: {whose}."
 
 
-@login_required
-@require_POST
-def correct_memory(request: HttpRequest, item_id: str) -> HttpResponse:
+@page_form(nothing_done="Nothing was corrected.")
+def correct_memory(request: HttpRequest, soul: Soul, item_id: str) -> str:
     """New words for a memory: they replace it (it stays in history and can be restored)."""
-    soul = the_soul(request)
-    try:
-        item = truth.correct_memory(
-            soul=soul, user=request.user, item_id=item_id, text=request.POST.get("text", "")
-        )
-    except services.MemoryRefusal as refusal:
-        return back_to_page(request, soul, refusal, nothing_done="Nothing was corrected.")
+    text = request.POST.get("text", "")
+    item = truth.correct_memory(soul=soul, user=request.user, item_id=item_id, text=text)
     replaced = (item.supersedes or {}).get("text", "")
-    messages.success(
-        request, f"Corrected: “{item.text}” replaces “{replaced}”, which you can restore."
-    )
-    return redirect(page_url(soul))
+    return f"Corrected: “{item.text}” replaces “{replaced}”, which you can restore."
 
 
-@login_required
-@require_POST
-def restore_memory(request: HttpRequest, item_id: str) -> HttpResponse:
+@page_form(nothing_done="Nothing was restored.")
+def restore_memory(request: HttpRequest, soul: Soul, item_id: str) -> str:
     """Make a replaced memory current again: new chats carry it from now on."""
-    soul = the_soul(request)
-    try:
-        item = truth.restore_memory(soul=soul, user=request.user, item_id=item_id)
-    except services.MemoryRefusal as refusal:
-        return back_to_page(request, soul, refusal, nothing_done="Nothing was restored.")
-    messages.success(request, f"Restored: “{item.text}” is a current memory again.")
-    return redirect(page_url(soul))
+    item = truth.restore_memory(soul=soul, user=request.user, item_id=item_id)
+    return f"Restored: “{item.text}” is a current memory again."

@@ -62,6 +62,14 @@ def chosen_soul(request: HttpRequest) -> Soul | None:
     return Soul.objects.first()
 
 
+def the_soul(request: HttpRequest) -> Soul:
+    """The soul the request names (:func:`chosen_soul`); 404 when there is none."""
+    soul = chosen_soul(request)
+    if soul is None:
+        raise Http404("No such soul.")
+    return soul
+
+
 def page_url(soul: Soul, **query: str) -> str:
     return f"{reverse('memory-page')}?{urlencode({'soul': soul.slug, **query})}"
 
@@ -191,9 +199,7 @@ def memory_page(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def forget_item(request: HttpRequest, item_id: str) -> HttpResponse:
     """GET: what forgetting does and does not remove, with the item. POST: forget it."""
-    soul = chosen_soul(request)
-    if soul is None:
-        raise Http404("No such soul.")
+    soul = the_soul(request)
     if request.method == "GET":
         try:
             item = services.fetch_item(soul=soul, viewer=member_id(request.user), item_id=item_id)
@@ -239,9 +245,7 @@ def forgotten_words(changed: changes.Changed, *, what: str) -> str:
 @require_POST
 def change_scope(request: HttpRequest, item_id: str) -> HttpResponse:
     """Make an item the member said private or household."""
-    soul = chosen_soul(request)
-    if soul is None:
-        raise Http404("No such soul.")
+    soul = the_soul(request)
     form = ScopeForm(request.POST)
     if not form.is_valid():
         messages.error(request, "The scope was not changed: choose private or household.")
@@ -260,9 +264,7 @@ def change_scope(request: HttpRequest, item_id: str) -> HttpResponse:
 @require_POST
 def keep_item(request: HttpRequest, item_id: str) -> HttpResponse:
     """Mark a memory the member said *keep in every chat* (``keep=true``), or unmark it."""
-    soul = chosen_soul(request)
-    if soul is None:
-        raise Http404("No such soul.")
+    soul = the_soul(request)
     keep = {"true": True, "false": False}.get(request.POST.get("keep", ""))
     if keep is None:
         messages.error(request, "Nothing was changed: choose to keep it in every chat or not.")
@@ -302,9 +304,7 @@ def save_preference(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def forget_member(request: HttpRequest, member: str) -> HttpResponse:
     """For a manager: GET asks for confirmation; POST forgets everything ``member`` said."""
-    soul = chosen_soul(request)
-    if soul is None:
-        raise Http404("No such soul.")
+    soul = the_soul(request)
     if request.method == "GET":
         context = {"soul": soul, "member": member, "name": request.GET.get("name", member)}
         return render(request, "pippa_memory/forget_member_confirm.html", context)

@@ -19,9 +19,8 @@ from html import escape
 
 from django.db import IntegrityError, transaction
 
-from pippa_memory.conf import memory_settings
 from pippa_memory.engine import contract
-from pippa_memory.engine.client import call_engine
+from pippa_memory.engine.client import call_in_turn
 from pippa_memory.engine.members import viewer_id, viewer_query
 from pippa_memory.member_text_hash import digest_matches, keyed_sha256
 from pippa_memory.models import MemoryBlock
@@ -143,14 +142,9 @@ def refetch_block(conversation: Conversation, *, budget: float) -> MemoryBlock |
     """Ask the engine for a pinned conversation's block by its revision, for its viewer, and store
     it: for a block whose row went missing here. ``None`` (logged) when the engine cannot give it;
     raises :class:`BlockGone` when the engine answers that the block is gone."""
-    outcome = call_engine(
-        "GET",
-        f"/v1/souls/{conversation.soul.slug}/blocks/{conversation.pinned_head}"
-        f"{viewer_query(conversation)}",
-        schema=contract.BLOCK,
-        budget=budget,
-        read_timeout=memory_settings.READ_TIMEOUT,
-    )
+    soul, revision = conversation.soul.slug, conversation.pinned_head
+    path = f"/v1/souls/{soul}/blocks/{revision}{viewer_query(conversation)}"
+    outcome = call_in_turn("GET", path, schema=contract.BLOCK, budget=budget)
     if outcome.status == 410:
         raise BlockGone(conversation.pinned_head)
     if (

@@ -28,7 +28,7 @@ from django.db.models import QuerySet
 
 from pippa_memory.conf import memory_settings, why_memory_does_not_apply
 from pippa_memory.engine import contract
-from pippa_memory.engine.client import call_engine
+from pippa_memory.engine.client import call_in_turn
 from pippa_memory.engine.members import viewer_id, viewer_query
 from pippa_memory.models import MemoryBlock
 from pippa_memory.pins.blocks import (
@@ -93,13 +93,8 @@ def ask_for_head(conversation: Conversation, *, budget: float) -> PinDecision:
     if left_out:
         return PinDecision(None, None, left_out, None)
     soul = conversation.soul
-    outcome = call_engine(
-        "GET",
-        f"/v1/souls/{soul.slug}/head{viewer_query(conversation)}",
-        schema=contract.BLOCK,
-        budget=budget,
-        read_timeout=memory_settings.READ_TIMEOUT,
-    )
+    path = f"/v1/souls/{soul.slug}/head{viewer_query(conversation)}"
+    outcome = call_in_turn("GET", path, schema=contract.BLOCK, budget=budget)
     if not outcome.ok:
         return PinDecision(None, None, outcome.reason, outcome.latency_ms)
     data = outcome.data

@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from pippa_memory.conf import memory_settings
 from pippa_memory.engine import contract
-from pippa_memory.engine.client import call_engine
+from pippa_memory.engine.client import call_in_turn
 from pippa_memory.engine.members import viewer_id
 from pippa_memory.models import PendingAsk
 from pippa_memory.pins.tombstones import tombstoned_items
@@ -63,13 +63,8 @@ def fetch_ready_answers(conversation: Conversation, *, budget: float) -> list[di
     """Answers ready for ``conversation``; empty when there are none or the engine is absent."""
     if budget <= 0 or not has_questions_out(conversation):
         return []
-    outcome = call_engine(
-        "GET",
-        f"/v1/conversations/{conversation.id}/answers",
-        schema=contract.ANSWERS,
-        budget=budget,
-        read_timeout=memory_settings.READ_TIMEOUT,
-    )
+    path = f"/v1/conversations/{conversation.id}/answers"
+    outcome = call_in_turn("GET", path, schema=contract.ANSWERS, budget=budget)
     if not outcome.ok:
         return []
     return outcome.data["answers"]
@@ -140,13 +135,8 @@ def acknowledge(conversation: Conversation, answers: list[dict[str, Any]]) -> bo
     """Tell the engine these answers were delivered; False (they ride again) when it fails. After
     the reply is saved, so with a chat budget of its own: the turn's may be spent by now."""
     ids = [item["id"] for item in answers]
-    result = call_engine(
-        "POST",
-        f"/v1/conversations/{conversation.id}/answers/ack",
-        body={"ids": ids},
-        budget=memory_settings.CHAT_BUDGET,
-        read_timeout=memory_settings.READ_TIMEOUT,
-    )
+    path = f"/v1/conversations/{conversation.id}/answers/ack"
+    result = call_in_turn("POST", path, body={"ids": ids}, budget=memory_settings.CHAT_BUDGET)
     if not result.ok:
         logger.warning(
             "Could not acknowledge %d answer(s) for %s (%s); they are acknowledged again at "

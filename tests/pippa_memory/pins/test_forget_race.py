@@ -72,7 +72,7 @@ def run_after_head(
 ) -> None:
     """Run ``action`` once the engine answered the first head; with ``keep_answering_stale``,
     every later head call gets that first (stale) answer again."""
-    real, first, answers = head.call_engine, once(action), []
+    real, first, answers = head.call_in_turn, once(action), []
 
     def call(method: str, path: str, **kwargs: Any) -> Any:
         if "/head" not in path:
@@ -83,7 +83,7 @@ def run_after_head(
         first()
         return answers[-1]
 
-    monkeypatch.setattr(head, "call_engine", call)
+    monkeypatch.setattr(head, "call_in_turn", call)
 
 
 def test_a_forget_landing_between_the_head_and_the_store_never_rides_the_conversation(
