@@ -17,9 +17,9 @@ from tests.browser.test_chat_flow import SCREENSHOTS, log_in
 from tests.browser.test_memory_tool_flow import send, start_conversation
 from tests.browser.test_streaming_chat import LONG, WRITING_TEXT, slow_offline_vessel  # noqa: F401 (fixture)
 from tests.browser.test_two_members_memory import pinned_block_text
-from tests.pippa_memory.test_memory_privacy import deliver_all
 from tests.support.household_memory import add_memory, said_in_chat
 from tests.support.layout import PHONE, WIDTHS, assert_fits, box_of, inside_viewport
+from tests.support.outbox_delivery import deliver_all
 from webui.conf import webui_settings
 from webui.models import Conversation, Message
 

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.test_chat_flow import SCREENSHOTS, log_in
-from tests.pippa_memory.conftest import TOKEN
+from tests.support.engine_token import TOKEN
 from tests.support.keeping_engine import KeepingEngine
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

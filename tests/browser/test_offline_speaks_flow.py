@@ -11,7 +11,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from tests.browser.test_chat_flow import SCREENSHOTS, log_in
 from tests.browser.test_memory_tool_flow import send, start_conversation
-from tests.pippa_memory.test_memory_privacy import deliver_all
+from tests.support.outbox_delivery import deliver_all
 from webui.models import Message
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -1,12 +1,10 @@
 """Unattended runs carry memory too: a job a deterministic bundle at a pinned revision, a wake a
 curated brief; with the engine absent they still run and say why they carried none."""
 
-from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.test import Client
-from django.utils import timezone
 
 from pippa_memory.models import OutboxEvent, PinRecord
 from reference_engine.server import ReferenceEngine
@@ -14,18 +12,6 @@ from webui.models import ScheduledJob, Soul, UnattendedRun, Vessel
 from webui.unattended.runner import run_due_jobs, run_job, run_wake
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def job(soul: Soul, offline_vessel: Vessel) -> ScheduledJob:
-    return ScheduledJob.objects.create(
-        name="Morning note",
-        soul=soul,
-        vessel=offline_vessel,
-        prompt="Write the morning note.",
-        schedule="every 1h",
-        next_run_at=timezone.now() - timedelta(seconds=1),
-    )
 
 
 def test_a_job_carries_the_bundle_at_its_pinned_revision(

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from schemathesis.generation import GenerationMode
 
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.brain.test_brain_door import NEW_SECRET
-from tests.pippa_memory.brain.test_brain_door_fuzz import SignLikeTheEngine
+from tests.support.brain_door import NEW_SECRET, SignLikeTheEngine
+from tests.support.fuzz_sessions import cookies_on_each_case
 from tests.support.household_memory import add_memory, grant_manage_memory
 from tests.webui.api.test_chat_api_fuzz import logged_in, site_loaded
 from webui.models import Conversation, Vessel
@@ -83,17 +83,8 @@ def test_every_api_survives_generated_requests(
     item = add_memory(memory_on, "Alice hides the biscuits.", scope="private", by=member)
     session = logged_in(live_server.url, member.username)
     schema = site_schema(live_server.url, session)
-    cookies = {name: session.cookies[name] for name in ("sessionid", "csrftoken")}
-    session.cookies.clear()  # on each case instead, so a case that leaves one out goes without
+    cookies_on_each_case(schema, session)
     session.auth = SignLikeTheEngine()
-
-    @schema.auth()
-    class MemberSession:
-        def get(self, case: Any, ctx: Any) -> dict[str, str]:
-            return cookies
-
-        def set(self, case: Any, data: dict[str, str], ctx: Any) -> None:
-            case.cookies = {**(case.cookies or {}), **data}
 
     seen: dict[str, set[int]] = {}
     failures: dict[str, str] = {}

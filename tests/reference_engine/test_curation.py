@@ -11,12 +11,12 @@ from pippa_memory.models import BrainCall
 from reference_engine.brain_client import BrainClient
 from reference_engine.curation import NEWEST
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.brain.test_brain_door import NEW_SECRET
 from tests.reference_engine.conftest import TOKEN
 from tests.reliability.test_brain_door_crash import (  # noqa: F401 - fixtures used by name
     ROOT,
     gunicorn,
 )
+from tests.support.brain_door import NEW_SECRET
 from tests.support.engine_calls import call
 from webui.models import Soul, Vessel
 

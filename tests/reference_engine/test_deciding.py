@@ -17,12 +17,12 @@ from reference_engine.brain_client import BrainClient
 from reference_engine.deciding import KEEP_BOTH, REPLACES
 from reference_engine.server import ReferenceEngine
 from reference_engine.storage import truth
-from tests.pippa_memory.brain.test_brain_door import NEW_SECRET
 from tests.reference_engine.conftest import TOKEN
 from tests.reliability.test_brain_door_crash import (  # noqa: F401 - fixtures used by name
     ROOT,
     gunicorn,
 )
+from tests.support.brain_door import NEW_SECRET
 from tests.support.engine_calls import ALICE, BOB, call, recall, send, turn_event
 from webui.models import Soul, Vessel
 

@@ -18,13 +18,13 @@ import pytest
 
 from pippa_memory.models import BrainCall
 from reference_engine.storage.database import Database
-from tests.pippa_memory.brain.test_brain_door import NEW_SECRET
 from tests.reliability.test_brain_door_crash import (  # noqa: F401 - fixtures used by name
     ROOT,
     SilentProvider,
     gunicorn,
     silent_provider,
 )
+from tests.support.brain_door import NEW_SECRET
 from tests.support.engine_calls import ALICE, BOB, call, send, turn_event
 from tests.support.engine_processes import engine_process, kill, start_engine, wait_until_answering
 from tests.support.live_servers import free_port

@@ -21,10 +21,9 @@ import requests
 from standardwebhooks import Webhook
 
 from pippa_memory.models import BrainCall
-from tests.pippa_memory.brain.test_brain_door import DECIDE, NEW_SECRET
-from tests.pippa_memory.outbox.test_outbox_workers import database_url
 from tests.reliability.test_streams_under_load import procfile_web_command
-from tests.support.live_servers import ROOT, free_port, server_environment
+from tests.support.brain_door import DECIDE, NEW_SECRET
+from tests.support.live_servers import ROOT, database_url, free_port, server_environment
 from webui.models import Soul, Vessel
 
 pytestmark = [

@@ -22,9 +22,14 @@ import requests
 from django.test import override_settings
 from standardwebhooks import Webhook
 
-from tests.pippa_memory.brain.test_brain_door import DECIDE, NEW_SECRET
-from tests.pippa_memory.outbox.test_outbox_workers import database_url
-from tests.support.live_servers import ROOT, free_port, running_server_process, server_environment
+from tests.support.brain_door import DECIDE, NEW_SECRET
+from tests.support.live_servers import (
+    ROOT,
+    database_url,
+    free_port,
+    running_server_process,
+    server_environment,
+)
 from webui.models import Conversation, Message, Soul, Vessel
 
 pytestmark = [

@@ -15,14 +15,13 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.pippa_memory.outbox.test_outbox_workers import database_url
 from tests.reliability.test_brain_door_crash import worker_pids
 from tests.reliability.test_streams_under_load import (
     SERVER_SECRET_KEY,
     household,
     procfile_web_command,
 )
-from tests.support.live_servers import ROOT, free_port, server_environment
+from tests.support.live_servers import ROOT, database_url, free_port, server_environment
 from webui.models import Conversation, Message
 
 pytestmark = [

@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from tests.pippa_memory.outbox.test_outbox_workers import database_url
-from tests.support.live_servers import ROOT, server_environment
+from tests.support.live_servers import ROOT, database_url, server_environment
 from webui.conf import DEFAULTS
 from webui.models import ScheduledJob, Soul, UnattendedRun, Vessel
 

@@ -7,7 +7,7 @@ import requests
 
 from pippa_memory.engine import contract
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.conftest import TOKEN
+from tests.support.engine_token import TOKEN
 
 HEADERS = {"Authorization": f"Bearer {TOKEN}", contract.CONTRACT_HEADER[0]: "2"}
 ALICE = {"member": "7", "name": "Alice"}

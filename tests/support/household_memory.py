@@ -7,7 +7,8 @@ import requests
 from django.contrib.auth.models import Permission
 
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.conftest import TOKEN
+from tests.support.clients import page_as
+from tests.support.engine_token import TOKEN
 
 HEADERS = {"Authorization": f"Bearer {TOKEN}", "X-Memory-Contract": "2"}
 
@@ -69,3 +70,13 @@ def grant_manage_memory(user: Any) -> Any:
 def management_calls(engine: ReferenceEngine) -> list[dict[str, Any]]:
     """The engine requests the management side made (listings, members, forgets, scope changes)."""
     return [r for r in engine.received if "/items" in r["path"] or "/members" in r["path"]]
+
+
+def chat_memory_url(conversation: Any, *, refresh: bool = False) -> str:
+    """The API's "Pippa's memory in this chat" for ``conversation`` (or its *bring up to date*)."""
+    return f"/api/memory/conversations/{conversation.pk}/" + ("refresh/" if refresh else "")
+
+
+def memory_page(user: Any, **query: str) -> str:
+    """The memory page as ``user`` sees it, asked with ``query``."""
+    return page_as(user).get("/memory/", query).content.decode()

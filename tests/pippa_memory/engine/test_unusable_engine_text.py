@@ -6,19 +6,17 @@ carry the text is really encoded."""
 
 import json
 from collections.abc import Iterator
-from datetime import timedelta
 from typing import Any
 
 import pytest
 import responses
-from django.utils import timezone
 from rest_framework.test import APIClient
 
 from pippa_memory.engine.client import call_engine
 from pippa_memory.models import PendingAsk, PinRecord
 from provider_doubles import OpenAIKit, kit_vessel
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.conftest import TOKEN
+from tests.support.engine_token import TOKEN
 from webui.models import Conversation, Message, ScheduledJob, Soul, Vessel
 from webui.turns.service import run_turn
 from webui.unattended.runner import run_job, run_wake
@@ -163,18 +161,6 @@ def test_an_ask_answer_with_a_lone_surrogate_is_skipped_and_later_turns_keep_wor
     assert not [r for r in memory_on.received if r["path"].endswith("/answers/ack")]
     assert PendingAsk.objects.get().answered_at is None
     assert "tea is in the tin" not in json.dumps(sent_bodies(provider))
-
-
-@pytest.fixture
-def job(soul: Soul, offline_vessel: Vessel) -> ScheduledJob:
-    return ScheduledJob.objects.create(
-        name="Morning note",
-        soul=soul,
-        vessel=offline_vessel,
-        prompt="Write the morning note.",
-        schedule="every 1h",
-        next_run_at=timezone.now() - timedelta(seconds=1),
-    )
 
 
 def test_a_job_goes_ahead_without_a_bundle_with_a_lone_surrogate(

@@ -14,6 +14,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.generation import GenerationMode
 
 from reference_engine.server import ReferenceEngine
+from tests.support.fuzz_sessions import cookies_on_each_case
 from tests.support.household_memory import add_memory
 from tests.webui.api.test_chat_api_fuzz import logged_in, site_loaded
 
@@ -41,16 +42,7 @@ def exercise_every_operation(
 ) -> dict[int, int]:
     """Send generated cases to every operation as ``username``; the statuses seen, counted."""
     session = logged_in(base_url, username)
-    cookies = {name: session.cookies[name] for name in ("sessionid", "csrftoken")}
-    session.cookies.clear()
-
-    @schema.auth()
-    class MemberSession:
-        def get(self, case: Any, ctx: Any) -> dict[str, str]:
-            return cookies
-
-        def set(self, case: Any, data: dict[str, str], ctx: Any) -> None:
-            case.cookies = {**(case.cookies or {}), **data}
+    cookies_on_each_case(schema, session)
 
     seen: dict[int, int] = {}
     operations = [result.ok() for result in schema.get_all_operations()]

@@ -13,6 +13,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from reference_engine.server import ReferenceEngine
+from tests.support.clients import api_as
 from tests.support.household_memory import (
     HEADERS,
     add_memory,
@@ -26,20 +27,6 @@ from webui.models import Conversation
 pytestmark = pytest.mark.django_db
 
 ITEMS = "/api/memory/items/"
-
-
-def api_as(user: Any) -> APIClient:
-    """A session-authenticated API client sending the CSRF token as the pages do."""
-    client = APIClient(enforce_csrf_checks=True)
-    client.force_login(user)
-    client.get("/accounts/login/")
-    client.credentials(HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value)
-    return client
-
-
-@pytest.fixture
-def bob(make_user: Any) -> Any:
-    return make_user("bob")
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from pippa_memory.outbox.doorbell import (
     open_doorbell,
 )
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.outbox.test_outbox_workers import (
+from tests.support.outbox_workers import (
     start_worker,
     stop,
     wait_until_listening,

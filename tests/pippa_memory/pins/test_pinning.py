@@ -13,6 +13,7 @@ from pippa_memory.pins.head import pin_at_first_turn
 from pippa_memory.pins.records import request_repin
 from pippa_memory.pins.turn_block import RENDERED
 from reference_engine.server import ReferenceEngine
+from tests.support.memory_turns import first_turn_while_down
 from webui.models import Conversation
 from webui.turns.service import run_turn
 
@@ -429,9 +430,7 @@ def test_the_recovery_repin_happens_while_settling_not_while_assembling(
     memory_on: ReferenceEngine, conversation: Conversation
 ) -> None:
     memory_on.state.remember("pippa", "Alice takes her tea with honey.")
-    memory_on.set_fault("down")
-    run_turn(conversation=conversation, text="hello")
-    memory_on.reset()
+    first_turn_while_down(memory_on, conversation)
 
     turn = settled_turn(conversation, "again")
 
