@@ -80,3 +80,12 @@ def chat_memory_url(conversation: Any, *, refresh: bool = False) -> str:
 def memory_page(user: Any, **query: str) -> str:
     """The memory page as ``user`` sees it, asked with ``query``."""
     return page_as(user).get("/memory/", query).content.decode()
+
+
+def said_in_own_chat(engine: ReferenceEngine, user: Any, conversation: Any) -> str:
+    """A memory ``user`` said in their ``conversation`` ("From my chat."); the id of the message
+    it came from."""
+    message = str(uuid.uuid4())
+    source = {"conversation": str(conversation.pk), "message": message}
+    add_memory(engine, "From my chat.", by=user, source=source)
+    return message

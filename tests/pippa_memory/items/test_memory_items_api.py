@@ -21,6 +21,7 @@ from tests.support.household_memory import (
     head,
     management_calls,
     recall,
+    said_in_own_chat,
 )
 from webui.models import Conversation
 
@@ -92,13 +93,7 @@ def test_an_item_links_to_its_turn_only_when_the_conversation_is_the_members_own
 ) -> None:
     own = make_conversation(viewer=user)
     theirs = make_conversation(viewer=bob)
-    message = str(uuid.uuid4())
-    add_memory(
-        memory_on,
-        "From my chat.",
-        by=user,
-        source={"conversation": str(own.pk), "message": message},
-    )
+    message = said_in_own_chat(memory_on, user, own)
     add_memory(memory_on, "From Bob's chat.", by=bob, source={"conversation": str(theirs.pk)})
 
     from_bob, mine = listing(api_as(user)).json()["items"]

@@ -3,7 +3,6 @@ the member may see with who said it, when, the scope and the link to their own t
 forget through a confirmation that says what forgetting does and does not remove; scope; the
 default-scope preference; counts for a manager; and an honest notice when memory is unavailable."""
 
-import uuid
 from html import unescape
 from typing import Any
 
@@ -18,6 +17,7 @@ from tests.support.household_memory import (
     head,
     memory_page,
     said_in_chat,
+    said_in_own_chat,
 )
 
 pytestmark = pytest.mark.django_db
@@ -61,13 +61,7 @@ def test_an_item_links_to_the_turn_of_the_members_own_conversation(
     memory_on: ReferenceEngine, soul: Any, user: Any, make_conversation: Any
 ) -> None:
     own = make_conversation(viewer=user)
-    message = str(uuid.uuid4())
-    add_memory(
-        memory_on,
-        "From my chat.",
-        by=user,
-        source={"conversation": str(own.pk), "message": message},
-    )
+    message = said_in_own_chat(memory_on, user, own)
 
     html = memory_page(user)
 

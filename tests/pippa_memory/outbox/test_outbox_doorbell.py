@@ -21,12 +21,7 @@ from pippa_memory.outbox.doorbell import (
     open_doorbell,
 )
 from reference_engine.server import ReferenceEngine
-from tests.support.outbox_workers import (
-    start_worker,
-    stop,
-    wait_until_listening,
-    worker_env,
-)
+from tests.support.outbox_workers import start_worker, stop, wait_until_listening, worker_env
 from webui.models import Conversation, Message
 from webui.turns.service import run_turn
 

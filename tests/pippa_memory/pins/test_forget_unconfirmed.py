@@ -38,6 +38,14 @@ def morning_note(soul: Any, vessel: Any) -> ScheduledJob:
     return hourly_job(soul, vessel, prompt="Write the note.")
 
 
+@pytest.fixture
+def answer_to_be_lost(memory_on: ReferenceEngine, user: Any, soul: Any) -> str:
+    """Alice's SECRET; the engine will apply the next change to it and lose the answer."""
+    item = add_memory(memory_on, SECRET, by=user)
+    lose_the_answer(memory_on, "lost_after_applying", f"/v1/souls/pippa/items/{item}")
+    return item
+
+
 @pytest.mark.parametrize("case", LOST)
 def test_a_forget_whose_answer_is_lost_leaves_no_prompt_recall_or_page_holding_the_item(
     memory_on: ReferenceEngine, user: Any, make_conversation: Any, sent_requests: list[Any],
@@ -60,10 +68,9 @@ def test_a_forget_whose_answer_is_lost_leaves_no_prompt_recall_or_page_holding_t
 
 
 def test_forgetting_again_after_a_lost_answer_is_a_success(
-    memory_on: ReferenceEngine, user: Any, soul: Any
+    memory_on: ReferenceEngine, user: Any, answer_to_be_lost: str
 ) -> None:
-    item = add_memory(memory_on, SECRET, by=user)
-    lose_the_answer(memory_on, "lost_after_applying", f"/v1/souls/pippa/items/{item}")
+    item = answer_to_be_lost
     client = api_as(user)
     assert client.delete(f"/api/memory/items/{item}/?soul=pippa").status_code == 202
 
@@ -75,10 +82,9 @@ def test_forgetting_again_after_a_lost_answer_is_a_success(
 
 
 def test_the_page_says_the_engine_did_not_confirm_and_that_it_was_treated_as_done(
-    memory_on: ReferenceEngine, user: Any, soul: Any
+    user: Any, answer_to_be_lost: str
 ) -> None:
-    item = add_memory(memory_on, SECRET, by=user)
-    lose_the_answer(memory_on, "lost_after_applying", f"/v1/souls/pippa/items/{item}")
+    item = answer_to_be_lost
     page = page_as(user)
 
     response = page.post(f"/memory/items/{item}/forget/", {"soul": "pippa"}, follow=True)

@@ -381,7 +381,11 @@ def settled_turn(conversation: Conversation, text: str) -> Any:
     return turn
 
 
-def assembled_without_writes_or_engine_calls(turn: Any, engine: ReferenceEngine) -> str:
+def assert_assembled_without_writes_or_engine_calls(
+    turn: Any, engine: ReferenceEngine, holding: str
+) -> None:
+    """Assembling ``turn``'s prompt writes no row and calls no engine, and its system text holds
+    ``holding``."""
     from django.test.utils import CaptureQueriesContext
 
     from webui.prompt.assembly import assemble_prompt
@@ -394,7 +398,7 @@ def assembled_without_writes_or_engine_calls(turn: Any, engine: ReferenceEngine)
     ]
     assert writes == []
     assert len(engine.received) == calls_before
-    return prompt.system_text
+    assert holding in prompt.system_text
 
 
 def test_a_first_turns_block_is_pinned_by_settling_and_only_read_by_assembly(
@@ -407,8 +411,9 @@ def test_a_first_turns_block_is_pinned_by_settling_and_only_read_by_assembly(
     assert head_calls(memory_on) == 1
     assert PinRecord.objects.filter(conversation=conversation, outcome="pinned").count() == 1
     RENDERED.clear()  # the block is read from its row, as in another process
-    system = assembled_without_writes_or_engine_calls(turn, memory_on)
-    assert "Alice takes her tea with honey." in system
+    assert_assembled_without_writes_or_engine_calls(
+        turn, memory_on, "Alice takes her tea with honey."
+    )
 
 
 def test_a_missing_block_is_fetched_while_settling_not_while_assembling(
@@ -422,8 +427,7 @@ def test_a_missing_block_is_fetched_while_settling_not_while_assembling(
     turn = settled_turn(conversation, "again")
 
     assert memory_on.received[-1]["path"].startswith("/v1/souls/pippa/blocks/")
-    system = assembled_without_writes_or_engine_calls(turn, memory_on)
-    assert "Kept at the engine." in system
+    assert_assembled_without_writes_or_engine_calls(turn, memory_on, "Kept at the engine.")
 
 
 def test_the_recovery_repin_happens_while_settling_not_while_assembling(
@@ -436,5 +440,6 @@ def test_the_recovery_repin_happens_while_settling_not_while_assembling(
 
     reasons = PinRecord.objects.filter(conversation=conversation).order_by("created_at", "id")
     assert [r.reason for r in reasons] == ["connection_failed", "engine_recovered"]
-    system = assembled_without_writes_or_engine_calls(turn, memory_on)
-    assert "Alice takes her tea with honey." in system
+    assert_assembled_without_writes_or_engine_calls(
+        turn, memory_on, "Alice takes her tea with honey."
+    )
