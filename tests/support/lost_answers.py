@@ -6,7 +6,7 @@ from typing import Any
 
 from reference_engine.server import ReferenceEngine
 from tests.support.clients import api_as
-from tests.support.household_memory import memory_page
+from tests.support.household_memory import add_memory, memory_page
 from tests.support.memory_turns import next_prompt
 
 #: What a member said that a change must take out of every later copy.
@@ -51,3 +51,11 @@ def assert_nowhere_for(
     assert text not in next_prompt(make_conversation(viewer=user), sent, "hi")
     assert text not in api_listing(user)
     assert text not in memory_page(user, soul="pippa")
+
+
+def said_then_forgotten(engine: ReferenceEngine, user: Any, case: str) -> str:
+    """:data:`SECRET`, said by ``user``, then forgotten through the API with the engine's answer
+    lost (``case``); its id."""
+    item = add_memory(engine, SECRET, by=user)
+    forget_losing_the_answer(engine, user, item, case)
+    return item

@@ -21,8 +21,8 @@ from tests.support.lost_answers import (
     SECRET,
     api_listing,
     assert_nowhere_for,
-    forget_losing_the_answer,
     lose_the_answer,
+    said_then_forgotten,
 )
 from tests.support.memory_turns import next_prompt, started
 from tests.support.scheduled_jobs import hourly_job
@@ -155,8 +155,7 @@ def test_a_job_whose_head_holds_an_item_forgotten_here_goes_without_its_bundle(
     memory_on: ReferenceEngine, user: Any, soul: Any, offline_vessel: Any,
     sent_requests: list[Any],
 ) -> None:  # fmt: skip
-    item = add_memory(memory_on, SECRET, by=user)
-    forget_losing_the_answer(memory_on, user, item, "failed_before")
+    said_then_forgotten(memory_on, user, "failed_before")
 
     run = run_job(morning_note(soul, offline_vessel))
 
@@ -169,8 +168,7 @@ def test_a_wake_whose_brief_holds_an_item_forgotten_here_goes_without_it_and_say
     sent_requests: list[Any],
 ) -> None:  # fmt: skip
     add_memory(memory_on, "The bins go out on Tuesday.", by=user)
-    item = add_memory(memory_on, SECRET, by=user)
-    forget_losing_the_answer(memory_on, user, item, "failed_before")
+    said_then_forgotten(memory_on, user, "failed_before")
 
     run = run_wake(soul=soul)
 
@@ -185,8 +183,7 @@ def test_a_job_whose_bundle_holds_an_item_forgotten_here_goes_without_it_and_say
     memory_on: ReferenceEngine, user: Any, soul: Any, offline_vessel: Any,
     sent_requests: list[Any],
 ) -> None:  # fmt: skip
-    item = add_memory(memory_on, SECRET, by=user)
-    forget_losing_the_answer(memory_on, user, item, "lost_after_applying")
+    item = said_then_forgotten(memory_on, user, "lost_after_applying")
     revision = head(memory_on)["revision"]  # the head no longer holds it; a lagging bundle does
     text = f"Job Morning note at {revision}.\n- {SECRET}"
     stale = {
