@@ -1,19 +1,27 @@
 """Shared factory fixtures for the whole suite (in the style of allauth's conftest)."""
 
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.test import APIClient
 
+from tests.support.engine_token import TOKEN
 from tests.support.factory_defaults import DEMO_VAULT, PASSWORD
 from tests.support.production_site import DOOR_SECRET, production_server
 from tests.support.silent_provider import SilentProvider
 from webui.extensions import TurnExtension, register_extension, unregister_extension
 from webui.models import Conversation, Soul, Vessel
+
+if TYPE_CHECKING:
+    from reference_engine.server import ReferenceEngine
+
+FIXED_NOW = datetime(2026, 12, 2, 9, 30, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -131,3 +139,80 @@ def silent_provider() -> Iterator[SilentProvider]:
     provider.start()
     yield provider
     provider.close()
+
+
+# -- The memory plug-in and the reference engine, for its tests and the site-wide ones (browser,
+# reliability). Imported inside the fixtures: under ``tests.settings_host_only`` neither package
+# can be imported, and no host test asks for these.
+
+
+@pytest.fixture
+def engine() -> Iterator["ReferenceEngine"]:
+    """The reference engine on a free loopback port, in a background thread: its own fresh
+    SQLite database (a temporary file), and the control door open."""
+    from reference_engine.server import ReferenceEngine
+
+    running = ReferenceEngine(token=TOKEN, answer_delay=0.0, control=True).start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_breaker() -> Iterator[None]:
+    """Wherever the plug-in is installed: a fresh breaker, and no rendered blocks or logged
+    revision conflicts remembered from another test's database rows."""
+    if not apps.is_installed("pippa_memory"):
+        yield
+        return
+    from pippa_memory.engine.client import BREAKER
+    from pippa_memory.pins.blocks import REPORTED_CONFLICTS
+    from pippa_memory.pins.turn_block import RENDERED
+
+    BREAKER.reset()
+    RENDERED.clear()
+    REPORTED_CONFLICTS.clear()
+    yield
+    BREAKER.reset()
+    RENDERED.clear()
+    REPORTED_CONFLICTS.clear()
+
+
+@pytest.fixture
+def memory_settings(settings: Any) -> dict[str, Any]:
+    """The PIPPA_MEMORY dict for this test, with short budgets; change it through ``configure``."""
+    settings.PIPPA_MEMORY = {
+        **settings.PIPPA_MEMORY,
+        "ENABLED": True,
+        "URL": "",
+        "TOKEN": TOKEN,
+        "CONNECT_TIMEOUT": 0.5,
+        "READ_TIMEOUT": 0.5,
+        "CHAT_BUDGET": 0.5,
+        "BREAKER_FAIL_MAX": 3,
+        "BREAKER_RESET_TIMEOUT": 30.0,
+        # No rings leave the suite unless a test listens for them on a port of its own.
+        "OUTBOX_WAKE_ADDRESS": "",
+    }
+    return settings.PIPPA_MEMORY
+
+
+@pytest.fixture
+def configure(settings: Any, memory_settings: dict[str, Any]) -> Any:
+    def change(**values: Any) -> None:
+        settings.PIPPA_MEMORY = {**settings.PIPPA_MEMORY, **values}
+
+    return change
+
+
+@pytest.fixture
+def memory_on(engine: "ReferenceEngine", configure: Any) -> "ReferenceEngine":
+    """Memory on, pointed at the reference engine."""
+    configure(URL=engine.url)
+    return engine
+
+
+@pytest.fixture
+def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> datetime:
+    """The per-turn slot's clock, frozen so two prompts can be compared byte for byte."""
+    monkeypatch.setattr("webui.prompt.assembly.timezone.now", lambda: FIXED_NOW)
+    return FIXED_NOW

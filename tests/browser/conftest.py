@@ -11,15 +11,6 @@ from typing import Any
 
 import pytest
 
-# The memory plug-in's fixtures (the reference engine, memory settings) serve browser tests too.
-from tests.pippa_memory.conftest import (  # noqa: F401
-    _fresh_breaker,
-    configure,
-    engine,
-    memory_on,
-    memory_settings,
-)
-
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 # The flags this workplace's notes give for headless Chromium as root on a closed network.
 CHROMIUM_FLAGS = [

@@ -13,7 +13,6 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from pippa_memory.models import PinRecord
-from tests.pippa_memory.test_memory_privacy import deliver_all
 from tests.support.browser_pages import (
     SCREENSHOTS,
     begin_a_long_reply,
@@ -24,6 +23,7 @@ from tests.support.browser_pages import (
 from tests.support.conversations import garden_chat
 from tests.support.household_memory import add_memory, said_in_chat
 from tests.support.layout import PHONE, WIDTHS, assert_fits, box_of, inside_viewport
+from tests.support.outbox_delivery import deliver_all
 from tests.support.pinned_blocks import pinned_block_text
 from webui.conf import webui_settings
 from webui.models import Conversation, Message

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.pippa_memory.conftest import TOKEN
 from tests.support.browser_pages import SCREENSHOTS, log_in
+from tests.support.engine_token import TOKEN
 from tests.support.keeping_engine import KeepingEngine, serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from tests.pippa_memory.test_memory_privacy import deliver_all
 from tests.support.browser_pages import SCREENSHOTS, log_in, send, start_conversation
+from tests.support.outbox_delivery import deliver_all
 from webui.models import Message
 
 # Alice, Pippa and the offline vessel, with the plug-in's memory on.

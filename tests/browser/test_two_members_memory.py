@@ -9,8 +9,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from pippa_memory.models import PinRecord
-from tests.pippa_memory.test_memory_privacy import deliver_all
 from tests.support.browser_pages import log_in, send, start_conversation
+from tests.support.outbox_delivery import deliver_all
 from tests.support.pinned_blocks import pinned_block_text
 from webui.models import Conversation
 

@@ -10,9 +10,6 @@ memory page; only the member who said a memory changes its scope or keeps it in 
 ``tests/webui/web/test_access_walk.py``.
 """
 
-import uuid
-from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -21,8 +18,7 @@ from django.db.models import Model
 from django.test import Client
 from django.utils import timezone
 
-from pippa_memory.models import BrainCall, ConversationPin, MemoryBlock, OutboxEvent, PinRecord
-from tests.pippa_memory.test_security import BRAIN_SECRET
+from pippa_memory.models import ConversationPin, OutboxEvent, PinRecord
 from tests.support.access_walk import (
     FORBIDDEN,
     LOGIN,
@@ -37,7 +33,6 @@ from tests.support.access_walk import (
     Route,
     admin_model_routes,
     household_wide,
-    make_role_users,
     project_routes,
     registered_actions,
     signed_in,
@@ -45,23 +40,10 @@ from tests.support.access_walk import (
     walk_routes,
 )
 from tests.support.household_memory import add_memory
+from tests.support.plugin_world import PluginWorld, outbox_event
 from webui.models import Conversation, Soul
 
 pytestmark = pytest.mark.django_db
-
-
-@dataclass
-class PluginWorld:
-    """One of each record the plug-in's admin pages show."""
-
-    users: dict[str, Any]
-    conversation: Conversation
-    pin: PinRecord
-    block: MemoryBlock
-    event: OutboxEvent
-    call: BrainCall
-    memories: dict[str, str]
-    leaver: Any
 
 
 UNSIGNED = Access(401, 401, 401, 401, 401)
@@ -77,6 +59,12 @@ def memory(key: str, path: str) -> Any:
     return lambda world, role: path.format(id=world.memories[key])
 
 
+def memory_page_post(access: Access, key: str, action: str, **fields: str) -> Route:
+    """A POST to the memory page's ``action`` on one of the world's memories, for soul pippa."""
+    path = memory(key, f"/memory/items/{{id}}/{action}/")
+    return Route(access, path, "post", lambda world: {"soul": "pippa", **fields})
+
+
 """The brain door answers to its signature alone: no session, staff or superuser, opens it."""
 
 PLUGIN_ROUTES: dict[str, Route] = {
@@ -89,39 +77,19 @@ PLUGIN_ROUTES: dict[str, Route] = {
     ),
     "memory-page": Route(signed_in(member=OK), lambda world, role: "/memory/"),
     # A household memory someone else said: forgotten only by a memory manager.
-    "memory-forget": Route(
-        household_wide(allowed=REDIRECT),
-        memory("page_forget", "/memory/items/{id}/forget/"),
-        "post",
-        lambda world: {"soul": "pippa"},
-    ),
+    "memory-forget": memory_page_post(household_wide(allowed=REDIRECT), "page_forget", "forget"),
     # Its scope is the sayer's alone: a manager may not change it either.
-    "memory-scope": Route(
-        NOBODY_BUT_THE_SAYER,
-        memory("page_scope", "/memory/items/{id}/scope/"),
-        "post",
-        lambda world: {"soul": "pippa", "scope": "private"},
-    ),
+    "memory-scope": memory_page_post(NOBODY_BUT_THE_SAYER, "page_scope", "scope", scope="private"),
     # Keeping it in every chat follows the scope's rule.
-    "memory-keep": Route(
-        NOBODY_BUT_THE_SAYER,
-        memory("page_keep", "/memory/items/{id}/keep/"),
-        "post",
-        lambda world: {"soul": "pippa", "keep": "true"},
-    ),
+    "memory-keep": memory_page_post(NOBODY_BUT_THE_SAYER, "page_keep", "keep", keep="true"),
     # Correcting and restoring follow forgetting's rule: the sayer, or a manager for household.
-    "memory-correct": Route(
+    "memory-correct": memory_page_post(
         household_wide(allowed=REDIRECT),
-        memory("page_correct", "/memory/items/{id}/correct/"),
-        "post",
-        lambda world: {"soul": "pippa", "text": "The neighbour's memory, corrected."},
+        "page_correct",
+        "correct",
+        text="The neighbour's memory, corrected.",
     ),
-    "memory-restore": Route(
-        household_wide(allowed=REDIRECT),
-        memory("page_restore", "/memory/items/{id}/restore/"),
-        "post",
-        lambda world: {"soul": "pippa"},
-    ),
+    "memory-restore": memory_page_post(household_wide(allowed=REDIRECT), "page_restore", "restore"),
     "memory-add": Route(
         signed_in(member=REDIRECT),
         lambda world, role: "/memory/add/",
@@ -190,53 +158,6 @@ PLUGIN_ACTIONS: dict[tuple[str, str], ActionAccess] = {
     ("pippa_memory.outboxevent", "retry_now"): ActionAccess(REFUSED_ACTION),
     ("pippa_memory.outboxevent", "revive_dead"): ActionAccess(REFUSED_ACTION),
 }
-
-
-def outbox_event(soul: Soul, conversation: Conversation, **fields: Any) -> OutboxEvent:
-    fields.setdefault("next_attempt_at", timezone.now() + timedelta(hours=1))
-    return OutboxEvent.objects.create(
-        soul=soul,
-        conversation_id=conversation.pk,
-        message_id=uuid.uuid4(),
-        payload={"type": "conversation.turn"},
-        **fields,
-    )
-
-
-@pytest.fixture
-def world(
-    make_user: Any, make_conversation: Any, soul: Soul, configure: Any, memory_on: Any
-) -> PluginWorld:
-    configure(BRAIN_SECRET=BRAIN_SECRET)
-    users = make_role_users(make_user)
-    neighbour, leaver = make_user("neighbour"), make_user("leaver")
-    memories = {
-        key: add_memory(memory_on, f"The neighbour's {key} memory.", by=neighbour)
-        for key in (
-            "page_forget",
-            "page_scope",
-            "page_keep",
-            "page_correct",
-            "page_restore",
-            "api_forget",
-            "api_correct",
-            "api_restore",
-        )
-    }
-    add_memory(memory_on, "The leaver's note.", scope="private", by=leaver)
-    conversation = make_conversation(viewer=users["member"], title="A member's private title")
-    return PluginWorld(
-        users=users,
-        conversation=conversation,
-        pin=PinRecord.objects.create(
-            conversation=conversation, soul=soul, outcome="absent", reason="engine down"
-        ),
-        block=MemoryBlock.objects.create(soul=soul, revision="r1", text="Tea.", sha256="0" * 64),
-        event=outbox_event(soul, conversation),
-        call=BrainCall.objects.create(request_id="req-walk", outcome="answered"),
-        memories=memories,
-        leaver=leaver,
-    )
 
 
 def plugin_owned(owner: str) -> bool:

@@ -7,15 +7,15 @@ from typing import Any
 import pytest
 
 from pippa_memory.models import ConversationPin
-from tests.pippa_memory.test_access_walk import PluginWorld, world  # noqa: F401  (the walk's fixture)
 from tests.support.admin_links import SiteLink, registered_labels, wrong_site_links
+from tests.support.plugin_world import PluginWorld
 from webui.models import Conversation, UnattendedRun
 
 pytestmark = pytest.mark.django_db
 
 
 def test_view_on_site_is_offered_exactly_where_the_account_has_a_page(
-    world: PluginWorld,  # noqa: F811
+    world: PluginWorld,
     make_conversation: Any,
     soul: Any,
 ) -> None:

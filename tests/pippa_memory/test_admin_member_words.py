@@ -4,17 +4,13 @@ stored blocks, outbox events, brain calls, and what a conversation's delete page
 lookup on the plug-in's free text answers anything but a plain 400."""
 
 import uuid
-from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.test import Client
-from django.utils import timezone
 
-from pippa_memory.member_text_hash import keyed_sha256
 from pippa_memory.models import (
     BrainCall,
-    MemoryBlock,
     OutboxEvent,
     PendingAsk,
     PinRecord,
@@ -27,6 +23,7 @@ from tests.support.admin_member_words import (
     refused_lookups_that_answered,
     searches_finding,
 )
+from tests.support.plugin_world import pinned_to_a_members_block
 from webui.models import Conversation, Message
 
 pytestmark = pytest.mark.django_db
@@ -41,19 +38,9 @@ WORDS = ("surprise party", "the bakery", "guest list")
 def alices(make_user: Any, make_conversation: Any) -> Conversation:
     """A member's pinned conversation, and every plug-in row that holds what they said."""
     alice = make_user("alice_member")
-    conversation = make_conversation(
-        viewer=alice, title=TITLE, pinned_head="r3", pinned_at=timezone.now() - timedelta(minutes=1)
-    )
+    conversation = pinned_to_a_members_block(make_conversation, alice, BLOCK, title=TITLE)
     said = Message.objects.create(
         conversation=conversation, role="user", content="Who is on the guest list?"
-    )
-    MemoryBlock.objects.create(
-        soul=conversation.soul,
-        revision="r3",
-        viewer=str(alice.pk),
-        text=BLOCK,
-        sha256=keyed_sha256(BLOCK),
-        items=["m1"],
     )
     PinRecord.objects.create(
         conversation=conversation, soul=conversation.soul, outcome="pinned", revision="r3"

@@ -4,15 +4,14 @@ same goes for the turn events sent from a member's conversation; a brain call's 
 have been assembled from private items) is shown to nobody."""
 
 import uuid
-from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.test import Client
-from django.utils import timezone
 
 from pippa_memory.member_text_hash import keyed_sha256
 from pippa_memory.models import BrainCall, MemoryBlock, OutboxEvent
+from tests.support.clients import page_as
+from tests.support.plugin_world import pinned_to_a_members_block
 from webui.models import Conversation
 
 pytestmark = pytest.mark.django_db
@@ -20,33 +19,16 @@ pytestmark = pytest.mark.django_db
 PRIVATE_TEXT = "What I remember:\n- Alice is planning a surprise party for Bob."
 
 
-def client_for(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 @pytest.fixture
 def alices_pinned_conversation(make_user: Any, make_conversation: Any) -> Conversation:
     alice = make_user("alice_member", is_staff=True, is_superuser=True)
-    conversation = make_conversation(
-        viewer=alice, pinned_head="r3", pinned_at=timezone.now() - timedelta(minutes=1)
-    )
-    MemoryBlock.objects.create(
-        soul=conversation.soul,
-        revision="r3",
-        viewer=str(alice.pk),
-        text=PRIVATE_TEXT,
-        sha256=keyed_sha256(PRIVATE_TEXT),
-        items=["m1"],
-    )
-    return conversation
+    return pinned_to_a_members_block(make_conversation, alice, PRIVATE_TEXT)
 
 
 def test_another_superuser_sees_that_a_members_block_is_withheld_not_its_text(
     alices_pinned_conversation: Conversation, make_user: Any
 ) -> None:
-    root = client_for(make_user("root", is_staff=True, is_superuser=True))
+    root = page_as(make_user("root", is_staff=True, is_superuser=True))
     block = MemoryBlock.objects.get()
 
     block_page = root.get(f"/admin/pippa_memory/memoryblock/{block.pk}/change/")
@@ -63,7 +45,7 @@ def test_another_superuser_sees_that_a_members_block_is_withheld_not_its_text(
 def test_the_member_the_block_was_rendered_for_reads_it_in_the_admin(
     alices_pinned_conversation: Conversation,
 ) -> None:
-    alice = client_for(alices_pinned_conversation.viewer)
+    alice = page_as(alices_pinned_conversation.viewer)
     block = MemoryBlock.objects.get()
 
     block_page = alice.get(f"/admin/pippa_memory/memoryblock/{block.pk}/change/")
@@ -80,7 +62,7 @@ def test_a_household_only_block_stays_readable_for_staff(make_user: Any, soul: A
     block = MemoryBlock.objects.create(
         soul=soul, revision="r1", viewer="", text=text, sha256=keyed_sha256(text)
     )
-    root = client_for(make_user("root", is_staff=True, is_superuser=True))
+    root = page_as(make_user("root", is_staff=True, is_superuser=True))
 
     page = root.get(f"/admin/pippa_memory/memoryblock/{block.pk}/change/")
 
@@ -109,8 +91,8 @@ def test_an_outbox_events_payload_is_withheld_from_staff_who_are_not_its_viewer(
 ) -> None:
     event = outbox_event_for(alices_pinned_conversation)
     path = f"/admin/pippa_memory/outboxevent/{event.pk}/change/"
-    root = client_for(make_user("root", is_staff=True, is_superuser=True))
-    alice = client_for(alices_pinned_conversation.viewer)
+    root = page_as(make_user("root", is_staff=True, is_superuser=True))
+    alice = page_as(alices_pinned_conversation.viewer)
 
     withheld = root.get(path).content.decode()
     shown = alice.get(path).content.decode()
@@ -125,7 +107,7 @@ def test_an_unattended_runs_outbox_payload_stays_readable(
     make_conversation: Any, make_user: Any
 ) -> None:
     event = outbox_event_for(make_conversation(viewer=None, kind=Conversation.Kind.JOB))
-    root = client_for(make_user("root", is_staff=True, is_superuser=True))
+    root = page_as(make_user("root", is_staff=True, is_superuser=True))
 
     page = root.get(f"/admin/pippa_memory/outboxevent/{event.pk}/change/").content.decode()
 
@@ -157,7 +139,7 @@ def test_a_brain_calls_answer_and_attempts_are_withheld_from_every_account(
         make_user("root", is_staff=True, is_superuser=True),
         alices_pinned_conversation.viewer,
     ):
-        page = client_for(account).get(path).content.decode()
+        page = page_as(account).get(path).content.decode()
         assert "surprise party" not in page
         assert "cloud / m-1: failed (timeout)" in page
         assert "local / m-2: answered" in page

@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.pippa_memory.outbox.test_outbox_workers import database_url
-from tests.support.live_servers import server_environment
+from tests.support.live_servers import database_url, server_environment
 from webui.models import Conversation
 from webui.prompt import history
 from webui.turns.service import run_turn

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from pippa_memory.health import engine_line, start_delivery_heartbeat
 from pippa_memory.models import OutboxEvent
-from tests.pippa_memory.test_security import BRAIN_SECRET
+from tests.support.brain_door import BRAIN_SECRET
 from tests.support.live_servers import free_port
 from webui.models import ProcessHeartbeat, Soul, Vessel
 

@@ -4,16 +4,15 @@ brief, bundle, log); a household one reaches everyone; every call to the engine 
 """
 
 import logging
-from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.utils import timezone
 
-from pippa_memory.models import MemberPreference, MemoryBlock, OutboxEvent, PinRecord
-from pippa_memory.outbox.delivery import deliver_due
+from pippa_memory.models import MemberPreference, MemoryBlock, PinRecord
 from pippa_memory.pins.turn_block import RENDERED
 from reference_engine.server import ReferenceEngine
+from tests.support.outbox_delivery import deliver_all
+from tests.support.scheduled_jobs import hourly_job
 from webui.models import Conversation, ScheduledJob, Soul, Vessel
 from webui.turns.service import run_turn
 from webui.unattended.runner import run_job, run_wake
@@ -24,12 +23,6 @@ SECRET = "Alice's diary code is heron-5150."
 SHARED = "The spare key is under the blue pot."
 
 
-def deliver_all() -> None:
-    """Deliver every pending turn event to the engine, as the outbox worker would."""
-    pending = OutboxEvent.objects.filter(status="pending").count()
-    assert [o.kind for o in deliver_due(limit=pending + 1)] == ["delivered"] * pending
-
-
 def said(conversation: Conversation, text: str) -> Any:
     """One turn; its turn event delivered."""
     result = run_turn(conversation=conversation, text=text)
@@ -38,20 +31,9 @@ def said(conversation: Conversation, text: str) -> Any:
 
 
 @pytest.fixture
-def bob(make_user: Any) -> Any:
-    return make_user("bob")
-
-
-@pytest.fixture
 def job(soul: Soul, offline_vessel: Vessel) -> ScheduledJob:
-    return ScheduledJob.objects.create(
-        name="Morning note",
-        soul=soul,
-        vessel=offline_vessel,
-        prompt="Write the morning note.",
-        schedule="every 1h",
-        next_run_at=timezone.now() + timedelta(hours=1),
-    )
+    """The morning note, due in an hour (runs here are started by hand)."""
+    return hourly_job(soul, offline_vessel, due=False)
 
 
 @pytest.fixture
@@ -128,13 +110,12 @@ def test_what_an_unattended_run_remembers_is_the_households(
     bob: Any,
     sent_requests: list[Any],
 ) -> None:
-    job = ScheduledJob.objects.create(
+    job = hourly_job(
+        soul,
+        offline_vessel,
+        due=False,
         name="Boiler",
-        soul=soul,
-        vessel=offline_vessel,
         prompt="remember The boiler was serviced in March.",
-        schedule="every 1h",
-        next_run_at=timezone.now() + timedelta(hours=1),
     )
 
     run = run_job(job)

@@ -38,11 +38,6 @@ def pin(conversation: Conversation, revision: str) -> None:
     )
 
 
-@pytest.fixture
-def bob(make_user: Any) -> Any:
-    return make_user("bob")
-
-
 def test_blocks_no_conversation_pins_go_after_their_window_and_pinned_ones_stay(
     memory_settings: Any, soul: Any, user: Any, bob: Any, make_conversation: Any
 ) -> None:

@@ -2,7 +2,6 @@
 signature), CSRF on every unsafe call, the admin for staff only, and no secret in any log line,
 page or error body over a full session."""
 
-import base64
 import json
 import logging
 from typing import Any
@@ -14,13 +13,13 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from provider_doubles import AnthropicKit
 from reference_engine.server import ReferenceEngine
+from tests.support.brain_door import BRAIN_SECRET, claude_vessel
 from webui.models import Conversation, Soul, Vessel
 
 pytestmark = pytest.mark.django_db
 
 PROVIDER_KEY = "sk-ant-PROVIDER-SECRET-0123456789"
 ENGINE_TOKEN = "engine-TOKEN-SECRET-0123456789"
-BRAIN_SECRET = "whsec_" + base64.b64encode(b"brain-door-SECRET-bytes-0123456").decode()
 SECRETS = [PROVIDER_KEY, ENGINE_TOKEN, BRAIN_SECRET, BRAIN_SECRET.removeprefix("whsec_")]
 
 
@@ -122,15 +121,7 @@ def test_no_secret_reaches_a_log_line_a_page_or_an_error_body(
     configure(URL=engine.url, TOKEN=ENGINE_TOKEN, BRAIN_SECRET=BRAIN_SECRET, BRAIN_RATE="1000/min")
     engine.token = ENGINE_TOKEN
     monkeypatch.setenv("HOUSEHOLD_ANTHROPIC_KEY", PROVIDER_KEY)
-    claude = Vessel.objects.create(
-        slug="claude",
-        name="Claude",
-        adapter="anthropic",
-        model="claude-sonnet-4-5",
-        api_key_env="HOUSEHOLD_ANTHROPIC_KEY",
-        max_retries=0,
-        brain_priority=1,
-    )
+    claude = claude_vessel("HOUSEHOLD_ANTHROPIC_KEY", brain_priority=1)
     staff = Client()
     staff.force_login(make_user("root", is_staff=True, is_superuser=True))
     written: list[str] = []

@@ -8,16 +8,10 @@ from django.test import Client
 
 from pippa_memory.models import OutboxEvent, PinRecord
 from reference_engine.server import ReferenceEngine
-from tests.support.jobs import due_job
 from webui.models import ScheduledJob, Soul, UnattendedRun, Vessel
 from webui.unattended.runner import run_due_jobs, run_job, run_wake
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def job(soul: Soul, offline_vessel: Vessel) -> ScheduledJob:
-    return due_job(soul, offline_vessel)
 
 
 def test_a_job_carries_the_bundle_at_its_pinned_revision(

@@ -12,9 +12,8 @@ import pytest
 import requests
 
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.brain.test_brain_door import NEW_SECRET
-from tests.pippa_memory.brain.test_brain_door_fuzz import SignLikeTheEngine
 from tests.support.api_fuzz import cookies_on_each_case, exercise, is_uuid, site_loaded
+from tests.support.brain_door import NEW_SECRET, SignLikeTheEngine
 from tests.support.household_memory import add_memory, grant_manage_memory
 from tests.support.live_sessions import logged_in
 from webui.models import Conversation, Vessel

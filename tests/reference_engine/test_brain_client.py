@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from reference_engine.brain_client import BrainClient, DoorFailed
+from tests.support.misleading_environment import proxies_and_a_netrc_login
 
 SECRET = "whsec_" + base64.b64encode(b"s" * 32).decode()
 ANSWER = {
@@ -70,14 +71,7 @@ def address(server: ThreadingHTTPServer) -> str:
 def test_calls_go_straight_to_the_door_whatever_the_environment_says(
     door: ThreadingHTTPServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    netrc = tmp_path / "netrc"
-    netrc.write_text("machine 127.0.0.1 login thief password stolen\n")
-    netrc.chmod(0o600)
-    monkeypatch.setenv("NETRC", str(netrc))
-    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY"):
-        monkeypatch.setenv(name, "http://127.0.0.1:9")  # nothing listens: a call through it fails
-    for name in ("NO_PROXY", "no_proxy"):
-        monkeypatch.delenv(name, raising=False)
+    proxies_and_a_netrc_login(monkeypatch, tmp_path, "thief password stolen")
     client = BrainClient(address(door), SECRET)
 
     first = client.assemble("pippa", {"facts": []})

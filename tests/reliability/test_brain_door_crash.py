@@ -15,7 +15,7 @@ import pytest
 import requests
 
 from pippa_memory.models import BrainCall
-from tests.pippa_memory.brain.test_brain_door import DECIDE
+from tests.support.brain_door import DECIDE
 from tests.support.live_servers import ROOT
 from tests.support.production_site import brain_vessel, door_headers, worker_pids
 from tests.support.silent_provider import SilentProvider

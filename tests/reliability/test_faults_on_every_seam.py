@@ -1,7 +1,6 @@
 """Every fault mode of the reference engine, on every seam and door: the chat goes on as it would
 with memory off, and nothing is lost."""
 
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -10,7 +9,8 @@ from django.utils import timezone
 from pippa_memory.models import OutboxEvent, PendingAsk
 from pippa_memory.outbox.events import sweep_outbox
 from reference_engine.server import ReferenceEngine
-from webui.models import ScheduledJob, Soul, Vessel
+from tests.support.scheduled_jobs import hourly_job
+from webui.models import Soul, Vessel
 from webui.turns.service import run_turn
 from webui.unattended.runner import run_job, run_wake
 
@@ -120,14 +120,7 @@ def test_jobs_and_wakes_under_fault_run_with_the_prompt_of_memory_off(
     mode: str,
     options: dict[str, Any],
 ) -> None:
-    job = ScheduledJob.objects.create(
-        name="Morning note",
-        soul=soul,
-        vessel=offline_vessel,
-        prompt="Write the morning note.",
-        schedule="every 1h",
-        next_run_at=timezone.now() + timedelta(hours=1),
-    )
+    job = hourly_job(soul, offline_vessel, due=False)
     configure(ENABLED=False)
     off_job, off_wake = run_job(job), run_wake(soul=soul)
     # A run's own budget, short enough that the latency, hang and drip faults outlast it.

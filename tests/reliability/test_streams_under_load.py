@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import requests
 
-from tests.pippa_memory.brain.test_brain_door import DECIDE
+from tests.support.brain_door import DECIDE
 from tests.support.held_streams import HeldStream
 from tests.support.production_site import (
     DOOR_SECRET,

@@ -5,7 +5,6 @@ load on the brain door gets no server error."""
 
 import base64
 import json
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -16,14 +15,12 @@ from django.contrib.auth import get_user_model
 
 from pippa_memory.models import OutboxEvent
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.outbox.test_outbox_workers import (
-    database_url,
-    start_worker,
-    stop,
-    worker_env,
-)
 from tests.support.engine_token import TOKEN
-from tests.support.live_servers import free_port, running_server, server_environment
+from tests.support.live_servers import (
+    free_port,
+    gunicorn_on_this_database,
+)
+from tests.support.outbox_workers import start_worker, stop, worker_env
 from tests.support.production_site import door_headers
 from webui.models import Soul, Vessel
 
@@ -42,13 +39,8 @@ def wake_address() -> str:
 @pytest.fixture
 def gunicorn(engine: ReferenceEngine, wake_address: str) -> Iterator[str]:
     """The WSGI app under gunicorn with three workers, on this test's database."""
-    port = free_port()
-    env = server_environment(
-        # The suite's settings: the same password hasher as the users this test creates.
-        DJANGO_SETTINGS_MODULE="tests.settings",
-        DATABASE_URL=database_url(),
-        DJANGO_ALLOWED_HOSTS="127.0.0.1",
-        DJANGO_LOG_LEVEL="ERROR",
+    with gunicorn_on_this_database(
+        3,
         PIPPA_MEMORY_URL=engine.url,
         PIPPA_MEMORY_TOKEN=TOKEN,
         PIPPA_MEMORY_CHAT_BUDGET="0.3",
@@ -56,18 +48,7 @@ def gunicorn(engine: ReferenceEngine, wake_address: str) -> Iterator[str]:
         PIPPA_MEMORY_BRAIN_SECRET=SECRET,
         PIPPA_MEMORY_BRAIN_RATE="100000/min",
         PIPPA_MEMORY_OUTBOX_WAKE_ADDRESS=wake_address,
-    )
-    command = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "pippa_site.wsgi",
-        "-w",
-        "3",
-        "-b",
-        f"127.0.0.1:{port}",
-    ]
-    with running_server(command, port=port, env=env) as url:
+    ) as url:
         yield url
 
 

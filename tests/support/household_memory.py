@@ -7,6 +7,7 @@ import requests
 from django.contrib.auth.models import Permission
 
 from reference_engine.server import ReferenceEngine
+from tests.support.clients import page_as
 from tests.support.engine_token import TOKEN
 
 HEADERS = {"Authorization": f"Bearer {TOKEN}", "X-Memory-Contract": "2"}
@@ -69,3 +70,22 @@ def grant_manage_memory(user: Any) -> Any:
 def management_calls(engine: ReferenceEngine) -> list[dict[str, Any]]:
     """The engine requests the management side made (listings, members, forgets, scope changes)."""
     return [r for r in engine.received if "/items" in r["path"] or "/members" in r["path"]]
+
+
+def chat_memory_url(conversation: Any, *, refresh: bool = False) -> str:
+    """The API's "Pippa's memory in this chat" for ``conversation`` (or its *bring up to date*)."""
+    return f"/api/memory/conversations/{conversation.pk}/" + ("refresh/" if refresh else "")
+
+
+def memory_page(user: Any, **query: str) -> str:
+    """The memory page as ``user`` sees it, asked with ``query``."""
+    return page_as(user).get("/memory/", query).content.decode()
+
+
+def said_in_own_chat(engine: ReferenceEngine, user: Any, conversation: Any) -> str:
+    """A memory ``user`` said in their ``conversation`` ("From my chat."); the id of the message
+    it came from."""
+    message = str(uuid.uuid4())
+    source = {"conversation": str(conversation.pk), "message": message}
+    add_memory(engine, "From my chat.", by=user, source=source)
+    return message

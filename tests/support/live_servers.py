@@ -7,6 +7,7 @@ throttle and streaming tests (each chooses its command and settings).
 import os
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -80,3 +81,20 @@ def database_url() -> str:
         return f"sqlite:///{config['NAME']}"
     host = config["HOST"] or "127.0.0.1"
     return f"postgres://{config['USER']}@{host}:{config['PORT'] or 5432}/{config['NAME']}"
+
+
+@contextmanager
+def gunicorn_on_this_database(workers: int, **settings: str) -> Iterator[str]:
+    """The WSGI app under gunicorn with ``workers`` worker processes, on this test's database
+    with the suite's own settings (its password hasher among them) and ``settings``; its URL."""
+    port = free_port()
+    env = server_environment(
+        DJANGO_SETTINGS_MODULE="tests.settings",
+        DATABASE_URL=database_url(),
+        DJANGO_ALLOWED_HOSTS="127.0.0.1",
+        DJANGO_LOG_LEVEL="ERROR",
+        **settings,
+    )
+    command = [sys.executable, "-m", "gunicorn", "pippa_site.wsgi", "-w", str(workers)]
+    with running_server([*command, "-b", f"127.0.0.1:{port}"], port=port, env=env) as url:
+        yield url

@@ -4,8 +4,7 @@ Webhooks signatures, with fixed schemas, one repair, replays, audit rows and cle
 import base64
 import json
 import time
-import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -13,20 +12,24 @@ import requests
 import responses
 from django.test import Client
 from django.utils import timezone
-from standardwebhooks import Webhook
 
 from pippa_memory.member_text_hash import keyed_sha256
 from pippa_memory.models import BrainCall
 from provider_doubles import AnthropicKit
-from webui.models import Soul, Vessel
+from tests.support.brain_door import (
+    DECIDE,
+    GOOD,
+    NEW_SECRET,
+    OLD_SECRET,
+    URL,
+    answer_with,
+    call_door,
+    signed_headers,
+)
+from webui.models import Vessel
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("door")]
 
-OLD_SECRET = "whsec_" + base64.b64encode(b"o" * 32).decode()
-NEW_SECRET = "whsec_" + base64.b64encode(b"n" * 32).decode()
-URL = "/api/memory/brain/"
-
-DECIDE = {"question": "Tea or coffee for the guests?", "options": ["tea", "coffee"]}
 CURATE = {
     "goal": "keep what matters for Sunday",
     "items": [{"id": "a", "text": "dinner at six"}, {"id": "b", "text": "the cat sneezed"}],
@@ -37,60 +40,6 @@ ASSEMBLE = {
     "budget_chars": 60,
 }
 INPUTS = {"decide": DECIDE, "curate": CURATE, "assemble": ASSEMBLE}
-
-
-def signed_headers(
-    raw: bytes, *, secret: str = NEW_SECRET, webhook_id: str | None = None, at: float | None = None
-) -> dict[str, str]:
-    webhook_id = webhook_id or f"msg_{uuid.uuid4().hex}"
-    when = datetime.fromtimestamp(at if at is not None else time.time(), tz=UTC)
-    signature = Webhook(secret).sign(webhook_id, when, raw.decode())
-    return {
-        "HTTP_WEBHOOK_ID": webhook_id,
-        "HTTP_WEBHOOK_TIMESTAMP": str(int(when.timestamp())),
-        "HTTP_WEBHOOK_SIGNATURE": signature,
-    }
-
-
-def call_door(body: Any, *, raw: bytes | None = None, **sign: Any) -> Any:
-    raw = raw if raw is not None else json.dumps(body).encode()
-    headers = signed_headers(raw, **sign)
-    return Client().post(URL, raw, content_type="application/json", **headers)
-
-
-@pytest.fixture(autouse=True)
-def door(configure: Any, soul: Soul) -> None:
-    from django.core.cache import cache
-
-    cache.clear()  # the throttle's counters
-    configure(BRAIN_SECRET=f"{NEW_SECRET} {OLD_SECRET}", BRAIN_RATE="1000/min")
-
-
-@pytest.fixture
-def offline(db: None) -> Vessel:
-    return Vessel.objects.create(
-        slug="offline", name="Offline", adapter="offline", model="offline-1", brain_priority=10
-    )
-
-
-@pytest.fixture
-def claude(monkeypatch: pytest.MonkeyPatch) -> Vessel:
-    monkeypatch.setenv("BRAIN_TEST_KEY", "sk-ant-brain-SECRET")
-    return Vessel.objects.create(
-        slug="claude",
-        name="Claude",
-        adapter="anthropic",
-        model="claude-sonnet-4-5",
-        api_key_env="BRAIN_TEST_KEY",
-        brain_priority=5,
-        max_retries=0,
-    )
-
-
-def answer_with(rsps: Any, *texts: str) -> None:
-    kit = AnthropicKit()
-    for text in texts:
-        kit.queue(rsps, 200, kit.text_body(text))
 
 
 # -- happy paths -------------------------------------------------------------------------------
@@ -351,7 +300,6 @@ def test_a_vessel_timeout_is_a_504(claude: Vessel) -> None:
 
 # -- wrong answers: one repair, then 502 ----------------------------------------------------------
 
-GOOD = {"choice": "tea", "confidence": 0.9, "reason": "Everyone likes tea."}
 WRONG_ANSWERS = {
     "extra keys": json.dumps({**GOOD, "mood": "happy"}),
     "missing fields": json.dumps({"choice": "tea"}),

@@ -2,48 +2,17 @@
 the engine would sign them, find no server error and pass schemathesis's default checks."""
 
 import json
-import time
-import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 import requests
 import schemathesis
 from hypothesis import HealthCheck, given, settings
-from standardwebhooks import Webhook
 
-from tests.pippa_memory.brain.test_brain_door import NEW_SECRET
+from tests.support.brain_door import NEW_SECRET, SignLikeTheEngine
 from webui.models import Vessel
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-class SignLikeTheEngine(requests.auth.AuthBase):
-    """Signs each request's body with the door's secret, as the engine would: a fresh webhook-id
-    and the current time for every call.
-
-    A header schemathesis left out (a negative case) stays out, so the door must refuse it.
-    """
-
-    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
-        webhook_id = request.headers.get("webhook-id")
-        if "webhook-signature" not in request.headers or not webhook_id:
-            return request
-        body = request.body or b""
-        raw = body if isinstance(body, bytes) else body.encode()
-        try:
-            text = raw.decode()
-            webhook_id.encode("ascii")
-        except (UnicodeError, AttributeError):
-            return request
-        now = datetime.fromtimestamp(time.time(), tz=UTC)
-        webhook_id = f"msg_{uuid.uuid4().hex}"
-        request.headers["webhook-id"] = webhook_id
-        if "webhook-timestamp" in request.headers:
-            request.headers["webhook-timestamp"] = str(int(now.timestamp()))
-        request.headers["webhook-signature"] = Webhook(NEW_SECRET).sign(webhook_id, now, text)
-        return request
 
 
 @pytest.fixture

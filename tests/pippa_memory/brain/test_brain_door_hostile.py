@@ -15,13 +15,7 @@ from django.test import Client
 from pippa_memory.brain import views
 from pippa_memory.brain.service import Judgement
 from pippa_memory.models import BrainCall
-from tests.pippa_memory.brain.test_brain_door import (
-    DECIDE,
-    NEW_SECRET,
-    URL,
-    call_door,
-    signed_headers,
-)
+from tests.support.brain_door import DECIDE, NEW_SECRET, URL, call_door, signed_headers
 from webui.models import Vessel
 
 pytestmark = pytest.mark.django_db
@@ -35,13 +29,6 @@ def door(configure: Any, soul: Any) -> None:
 
     cache.clear()  # the throttle's counters
     configure(BRAIN_SECRET=NEW_SECRET, BRAIN_RATE="1000/min")
-
-
-@pytest.fixture
-def offline(db: None) -> Vessel:
-    return Vessel.objects.create(
-        slug="offline", name="Offline", adapter="offline", model="offline-1", brain_priority=10
-    )
 
 
 def post_signed(raw: bytes, **sign: Any) -> Any:

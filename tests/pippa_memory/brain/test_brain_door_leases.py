@@ -15,14 +15,7 @@ from pippa_memory.brain.lease import CALL_SLOTS
 from pippa_memory.member_text_hash import keyed_sha256
 from pippa_memory.models import BrainCall
 from provider_doubles import AnthropicKit
-from tests.pippa_memory.brain.test_brain_door import (  # noqa: F401
-    DECIDE,
-    URL,
-    call_door,
-    claude,
-    offline,
-    signed_headers,
-)
+from tests.support.brain_door import DECIDE, NEW_SECRET, URL, call_door, signed_headers
 from webui.models import Vessel
 
 pytestmark = pytest.mark.django_db
@@ -33,8 +26,6 @@ GOOD = {"choice": "tea", "reason": "everyone likes it"}
 @pytest.fixture(autouse=True)
 def door(configure: Any, soul: Any) -> None:
     from django.core.cache import cache
-
-    from tests.pippa_memory.brain.test_brain_door import NEW_SECRET
 
     cache.clear()
     configure(BRAIN_SECRET=NEW_SECRET, BRAIN_RATE="1000/min")

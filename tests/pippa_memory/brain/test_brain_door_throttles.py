@@ -11,7 +11,7 @@ from django.core.cache import cache
 from django.test import Client
 
 from pippa_memory.models import BrainCall
-from tests.pippa_memory.brain.test_brain_door import DECIDE, NEW_SECRET, URL, signed_headers
+from tests.support.brain_door import DECIDE, NEW_SECRET, URL, signed_headers
 from webui.models import Soul, Vessel
 
 pytestmark = pytest.mark.django_db

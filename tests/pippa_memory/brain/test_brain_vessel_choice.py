@@ -13,14 +13,11 @@ from django.test import Client
 
 from pippa_memory.models import BrainCall
 from provider_doubles import AnthropicKit
-from tests.pippa_memory.brain.test_brain_door import DECIDE, GOOD, answer_with, call_door
-from tests.pippa_memory.brain.test_brain_door import claude as claude  # noqa: F401 (a fixture)
-from tests.pippa_memory.brain.test_brain_door import door as door  # noqa: F401 (an autouse fixture)
-from tests.pippa_memory.brain.test_brain_door import offline as offline  # noqa: F401 (a fixture)
+from tests.support.brain_door import DECIDE, GOOD, answer_with, call_door
 from webui.models import Vessel
 from webui.vessels.registry import ADAPTER_CLASSES, build_adapter
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("door")]
 
 # What one Anthropic answer from the kit costs, in the host's usage shape.
 KIT_USAGE = {

@@ -12,7 +12,8 @@ import pytest
 from pippa_memory.engine import contract
 from pippa_memory.engine.client import call_engine
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.conftest import TOKEN
+from tests.support.engine_token import TOKEN
+from tests.support.misleading_environment import proxies_and_a_netrc_login
 
 HEAD = "/v1/souls/pippa/head"
 
@@ -26,16 +27,9 @@ def test_engine_calls_name_the_memory_engine_role(memory_on: ReferenceEngine) ->
 def test_the_environment_neither_proxies_engine_calls_nor_replaces_their_token(
     memory_on: ReferenceEngine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    # A proxy that is not there, and a ~/.netrc login for the engine's host: requests would use
+    # Proxies that are not there, and a ~/.netrc login for the engine's host: requests would use
     # both (the login replacing the Authorization header the client set).
-    netrc = tmp_path / "netrc"
-    netrc.write_text("machine 127.0.0.1 login someone password netrc-SECRET\n")
-    netrc.chmod(0o600)
-    monkeypatch.setenv("NETRC", str(netrc))
-    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
-        monkeypatch.setenv(name, "http://127.0.0.1:9")
-    for name in ("NO_PROXY", "no_proxy"):
-        monkeypatch.delenv(name, raising=False)
+    proxies_and_a_netrc_login(monkeypatch, tmp_path, "someone password netrc-SECRET")
 
     answer = call_engine("GET", HEAD, budget=1.0)
 

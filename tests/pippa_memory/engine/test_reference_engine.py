@@ -7,7 +7,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +16,8 @@ import requests
 
 from pippa_memory.engine import contract
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.conftest import TOKEN
-from tests.support.engine_v2 import version_2, version_2_items
+from tests.support.engine_token import TOKEN
+from tests.support.engine_v2 import ALICE, event, version_2, version_2_items
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -40,35 +39,15 @@ def turn_event(
     text: str, *, event_id: str | None = None, verb: str = "remember", scope: str = "household"
 ) -> dict[str, Any]:
     """A v2 turn event from Alice (member "7") whose one memory tool use has ``verb``."""
-    return {
-        "type": "conversation.turn",
-        "id": event_id or str(uuid.uuid4()),
-        "occurred_at": "2026-12-02T09:30:00Z",
-        "soul": "pippa",
-        "conversation": {
-            "id": "c1",
-            "pinned_head": None,
-            "viewer": {"member": "7", "name": "Alice"},
-            "vessel": "offline",
-            "kind": "chat",
-        },
-        "message": {
-            "id": "m1",
-            "role": "assistant",
-            "created_at": "2026-12-02T09:30:00Z",
-            "content": "noted",
-            "tool_uses": [
-                {
-                    "id": "call-1",
-                    "name": "memory",
-                    "verb": verb,
-                    "scope": scope,
-                    "input": {"verb": verb, "text": text},
-                    "output": {},
-                }
-            ],
-        },
+    use = {
+        "id": "call-1",
+        "name": "memory",
+        "verb": verb,
+        "scope": scope,
+        "input": {"verb": verb, "text": text},
+        "output": {},
     }
+    return event(ALICE, use, event_id=event_id or "")
 
 
 def send_event(engine: ReferenceEngine, event: dict[str, Any]) -> requests.Response:

@@ -5,7 +5,6 @@ username out in the other."""
 
 import base64
 import json
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -21,8 +20,7 @@ from django.core.cache import cache
 from standardwebhooks import Webhook
 
 from pippa_memory.models import BrainCall
-from tests.pippa_memory.outbox.test_outbox_workers import database_url
-from tests.support.live_servers import free_port, running_server, server_environment
+from tests.support.live_servers import gunicorn_on_this_database
 from webui.models import Soul, Vessel
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -42,28 +40,13 @@ DECIDE = {
 @contextmanager
 def gunicorn(**settings: str) -> Iterator[str]:
     """The WSGI app under gunicorn with two worker processes, on this test's database."""
-    port = free_port()
-    env = server_environment(
-        DJANGO_SETTINGS_MODULE="tests.settings",
-        DATABASE_URL=database_url(),
-        DJANGO_ALLOWED_HOSTS="127.0.0.1",
-        DJANGO_LOG_LEVEL="ERROR",
+    with gunicorn_on_this_database(
+        2,
         PIPPA_MEMORY_BRAIN_SECRET=SECRET,
         PIPPA_MEMORY_BRAIN_RATE=f"{RATE}/h",
         PIPPA_MEMORY_BRAIN_UNSIGNED_RATE=f"{RATE}/h",
         **settings,
-    )
-    command = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "pippa_site.wsgi",
-        "-w",
-        "2",
-        "-b",
-        f"127.0.0.1:{port}",
-    ]
-    with running_server(command, port=port, env=env) as url:
+    ) as url:
         yield url
 
 

@@ -16,8 +16,7 @@ from pippa_memory.engine.client import call_engine
 from pippa_memory.models import PendingAsk, PinRecord
 from provider_doubles import OpenAIKit, kit_vessel
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.conftest import TOKEN
-from tests.support.jobs import due_job
+from tests.support.engine_token import TOKEN
 from webui.models import Conversation, Message, ScheduledJob, Soul, Vessel
 from webui.turns.service import run_turn
 from webui.unattended.runner import run_job, run_wake
@@ -162,11 +161,6 @@ def test_an_ask_answer_with_a_lone_surrogate_is_skipped_and_later_turns_keep_wor
     assert not [r for r in memory_on.received if r["path"].endswith("/answers/ack")]
     assert PendingAsk.objects.get().answered_at is None
     assert "tea is in the tin" not in json.dumps(sent_bodies(provider))
-
-
-@pytest.fixture
-def job(soul: Soul, offline_vessel: Vessel) -> ScheduledJob:
-    return due_job(soul, offline_vessel)
 
 
 def test_a_job_goes_ahead_without_a_bundle_with_a_lone_surrogate(

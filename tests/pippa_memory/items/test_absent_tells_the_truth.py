@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 from django.test import Client
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from pippa_memory.items import changes
 from pippa_memory.models import PinRecord
 from reference_engine.server import ReferenceEngine
+from tests.support.clients import api_as
 from tests.support.household_memory import add_memory, grant_manage_memory
+from tests.support.memory_turns import started
 from webui.models import Conversation
 from webui.text.canonical import canonical_json
 from webui.turns.service import run_turn
@@ -43,14 +44,6 @@ def head_calls(engine: ReferenceEngine) -> int:
     return sum(1 for r in engine.received if r["path"].endswith("/head"))
 
 
-def api_as(user: Any) -> APIClient:
-    client = APIClient(enforce_csrf_checks=True)
-    client.force_login(user)
-    client.get("/accounts/login/")
-    client.credentials(HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value)
-    return client
-
-
 def panel(user: Any, conversation: Conversation) -> dict[str, Any]:
     response = api_as(user).get(f"/api/memory/conversations/{conversation.pk}/")
     assert response.status_code == 200, response.content
@@ -72,9 +65,7 @@ def too_large(
     assert len(HUGE) > LIMIT
     add_memory(memory_on, SMALL)
     add_memory(memory_on, HUGE)
-    run_turn(conversation=conversation, text="hello")
-    conversation.refresh_from_db()
-    return conversation
+    return started(conversation)
 
 
 def test_a_block_too_large_is_recorded_as_such_and_the_panel_says_so_in_family_words(

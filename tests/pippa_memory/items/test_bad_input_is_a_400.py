@@ -16,7 +16,7 @@ from pippa_memory.extension import MemoryExtension
 from pippa_memory.items.cursors import handed_out
 from pippa_memory.items.services import fetch_items_page
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.items.test_memory_items_api import api_as
+from tests.support.clients import api_as
 from tests.support.household_memory import add_memory
 from webui.extensions import TurnContext
 from webui.models import Message
@@ -46,11 +46,15 @@ def engine_calls(engine: ReferenceEngine) -> int:
     return len(engine.received)
 
 
+@pytest.fixture
+def bobs_tea(memory_on: ReferenceEngine, bob: Any) -> str:
+    """Bob's memory, there before the bad input (and still his after it)."""
+    return add_memory(memory_on, TEA, by=bob)
+
+
 def test_each_malformed_listing_is_a_400_with_no_engine_call_and_bob_stays_up(
-    memory_on: ReferenceEngine, user: Any, make_user: Any, soul: Any
+    memory_on: ReferenceEngine, user: Any, bob: Any, bobs_tea: str, soul: Any
 ) -> None:
-    bob = make_user("bob")
-    add_memory(memory_on, TEA, by=bob)
     before = engine_calls(memory_on)
 
     for what, query in api_inputs():
@@ -94,10 +98,14 @@ def test_a_cursor_handed_out_is_taken_back_and_pages_on(
     ],
 )
 def test_the_tools_bad_recall_and_ask_text_is_refused_with_no_engine_call(
-    memory_on: ReferenceEngine, user: Any, make_user: Any, conversation: Any, verb: str, text: str
+    memory_on: ReferenceEngine,
+    user: Any,
+    bob: Any,
+    bobs_tea: str,
+    conversation: Any,
+    verb: str,
+    text: str,
 ) -> None:
-    bob = make_user("bob")
-    add_memory(memory_on, TEA, by=bob)
     before = engine_calls(memory_on)
     said = Message.objects.create(conversation=conversation, role="user", content="hello")
     turn = TurnContext(conversation=conversation, user_message=said, first_turn=False)
@@ -116,10 +124,8 @@ def test_the_tools_bad_recall_and_ask_text_is_refused_with_no_engine_call(
 
 
 def test_bad_conversation_panel_and_item_paths_are_refused_and_bob_stays_up(
-    memory_on: ReferenceEngine, user: Any, make_user: Any, soul: Any
+    memory_on: ReferenceEngine, user: Any, bob: Any, bobs_tea: str, soul: Any
 ) -> None:
-    bob = make_user("bob")
-    add_memory(memory_on, TEA, by=bob)
     client = api_as(user)
     long_id = "m" * 201
 
@@ -134,10 +140,8 @@ def test_bad_conversation_panel_and_item_paths_are_refused_and_bob_stays_up(
 
 
 def test_an_engine_answering_4xx_to_bad_input_never_trips_the_breaker(
-    memory_on: ReferenceEngine, user: Any, make_user: Any, soul: Any
+    memory_on: ReferenceEngine, user: Any, bob: Any, bobs_tea: str, soul: Any
 ) -> None:
-    bob = make_user("bob")
-    add_memory(memory_on, TEA, by=bob)
     memory_on.set_fault("error", status=400, paths=["/v1/recall"], times=TIMES)
 
     for _ in range(TIMES):

@@ -11,12 +11,13 @@ then changes nothing.
 from typing import Any
 
 import pytest
-from rest_framework.test import APIClient
 
 from pippa_memory.items.conversation_memory import MEMBER_REFRESH
 from pippa_memory.models import MemoryBlock, PinRecord
 from reference_engine.server import ReferenceEngine
-from tests.support.household_memory import add_memory, said_in_chat
+from tests.support.clients import api_as
+from tests.support.household_memory import add_memory, chat_memory_url, said_in_chat
+from tests.support.memory_turns import started
 from webui.models import Conversation
 from webui.turns.service import run_turn
 
@@ -26,23 +27,6 @@ ALICE_PRIVATE = "Alice hides the biscuits."
 BOB_PRIVATE = "Bob is planning a surprise."
 SHARED = "The boiler code is 4471."
 LATER = "The bins go out on Tuesday."
-
-
-def api_as(user: Any) -> APIClient:
-    client = APIClient(enforce_csrf_checks=True)
-    client.force_login(user)
-    client.get("/accounts/login/")
-    client.credentials(HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value)
-    return client
-
-
-def url(conversation: Conversation, *, refresh: bool = False) -> str:
-    return f"/api/memory/conversations/{conversation.pk}/" + ("refresh/" if refresh else "")
-
-
-@pytest.fixture
-def bob(make_user: Any) -> Any:
-    return make_user("bob")
 
 
 @pytest.fixture
@@ -60,9 +44,7 @@ def household(memory_on: ReferenceEngine, soul: Any, user: Any, bob: Any) -> dic
 def pinned(household: dict[str, str], make_conversation: Any) -> Conversation:
     """Alice's conversation, pinned at its first turn; then one memory comes later."""
     conversation = make_conversation(title="Older chat")
-    run_turn(conversation=conversation, text="hello")
-    conversation.refresh_from_db()
-    return conversation
+    return started(conversation)
 
 
 def test_the_member_sees_what_her_chat_holds_with_who_said_it_and_what_came_since(
@@ -70,7 +52,7 @@ def test_the_member_sees_what_her_chat_holds_with_who_said_it_and_what_came_sinc
 ) -> None:
     add_memory(memory_on, LATER, by=user, source=said_in_chat())
 
-    response = api_as(user).get(url(pinned))
+    response = api_as(user).get(chat_memory_url(pinned))
 
     assert response.status_code == 200, response.content
     body = response.json()
@@ -89,7 +71,10 @@ def test_nobody_else_sees_or_refreshes_a_members_chat_memory(
     staff = make_user("carol", is_staff=True, is_superuser=True)
     for other in (bob, staff):
         client = api_as(other)
-        for response in (client.get(url(pinned)), client.post(url(pinned, refresh=True))):
+        for response in (
+            client.get(chat_memory_url(pinned)),
+            client.post(chat_memory_url(pinned, refresh=True)),
+        ):
             assert response.status_code == 404
             assert response.json()["error"]["code"] == "not_found"
     assert not PinRecord.objects.filter(reason=MEMBER_REFRESH).exists()
@@ -102,7 +87,7 @@ def test_bring_up_to_date_is_one_recorded_repin_the_next_turn_takes(
     add_memory(memory_on, LATER, by=user, source=said_in_chat())
     client = api_as(user)
 
-    response = client.post(url(pinned, refresh=True))
+    response = client.post(chat_memory_url(pinned, refresh=True))
 
     assert response.status_code == 200, response.content
     assert "afresh at your next message" in response.json()["refreshed"]
@@ -110,11 +95,11 @@ def test_bring_up_to_date_is_one_recorded_repin_the_next_turn_takes(
     record = PinRecord.objects.get(conversation=pinned, reason=MEMBER_REFRESH)
     assert record.outcome == PinRecord.Outcome.REPIN_REQUESTED
     assert record.requested_by == user
-    assert client.get(url(pinned)).json()["state"] == "waiting"
+    assert client.get(chat_memory_url(pinned)).json()["state"] == "waiting"
 
     pinned.refresh_from_db()
     run_turn(conversation=pinned, text="what do you know now?")
-    after = client.get(url(pinned)).json()
+    after = client.get(chat_memory_url(pinned)).json()
     assert after["state"] == "pinned"
     assert LATER in {item["text"] for item in after["items"]}
     assert after["newer"] == 0
@@ -128,7 +113,7 @@ def test_another_members_private_memory_never_shows_even_if_a_block_named_it(
     )
     MemoryBlock.objects.filter(pk=block.pk).update(items=[*block.items, household["bob_private"]])
 
-    response = api_as(user).get(url(pinned))
+    response = api_as(user).get(chat_memory_url(pinned))
 
     assert response.status_code == 200
     assert "surprise" not in response.content.decode()
@@ -141,7 +126,10 @@ def test_with_the_engine_down_both_routes_say_memory_is_unavailable_and_nothing_
     configure(URL="http://127.0.0.1:9")
     client = api_as(user)
 
-    for response in (client.get(url(pinned)), client.post(url(pinned, refresh=True))):
+    for response in (
+        client.get(chat_memory_url(pinned)),
+        client.post(chat_memory_url(pinned, refresh=True)),
+    ):
         assert response.status_code == 503
         error = response.json()["error"]
         assert error["code"] == "memory_unavailable"
@@ -158,8 +146,8 @@ def test_a_temporary_chat_says_so_plainly_and_has_nothing_to_refresh(
     temporary = make_conversation(temporary=True)
     client = api_as(user)
 
-    body = client.get(url(temporary)).json()
-    refused = client.post(url(temporary, refresh=True))
+    body = client.get(chat_memory_url(temporary)).json()
+    refused = client.post(chat_memory_url(temporary, refresh=True))
 
     assert body["state"] == "temporary"
     assert body["heading"] == "No memory in a temporary chat"
@@ -172,15 +160,12 @@ def test_a_temporary_chat_says_so_plainly_and_has_nothing_to_refresh(
 
 
 def test_a_chat_pinned_absent_says_so_and_counts_what_came_since(
-    memory_on: ReferenceEngine, make_conversation: Any, user: Any, configure: Any
+    unreached_chat: Conversation, memory_on: ReferenceEngine, user: Any
 ) -> None:
-    conversation = make_conversation()
-    configure(URL="http://127.0.0.1:9")
-    run_turn(conversation=conversation, text="hello")
-    configure(URL=memory_on.url)
+    conversation = unreached_chat
     add_memory(memory_on, LATER, by=user, source=said_in_chat())
 
-    body = api_as(user).get(url(conversation)).json()
+    body = api_as(user).get(chat_memory_url(conversation)).json()
 
     assert body["state"] == "absent"
     assert body["heading"] == "Pippa brought no memory into this chat"
@@ -206,7 +191,7 @@ def test_bringing_chats_up_to_date_is_rate_limited_per_member_with_retry_after(
     pinned: Conversation, user: Any, bob: Any, make_conversation: Any
 ) -> None:
     alice = api_as(user)
-    answers = [alice.post(url(pinned, refresh=True)) for _ in range(12)]
+    answers = [alice.post(chat_memory_url(pinned, refresh=True)) for _ in range(12)]
 
     assert [a.status_code for a in answers] == [200] * 10 + [429] * 2
     refused = answers[-1]
@@ -219,4 +204,4 @@ def test_bringing_chats_up_to_date_is_rate_limited_per_member_with_retry_after(
     # Another member's refreshes are their own.
     bobs = make_conversation(viewer=bob)
     run_turn(conversation=bobs, text="hello")
-    assert api_as(bob).post(url(bobs, refresh=True)).status_code == 200
+    assert api_as(bob).post(chat_memory_url(bobs, refresh=True)).status_code == 200

@@ -14,8 +14,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.items.test_conversation_memory_api import api_as, url
-from tests.support.household_memory import add_memory, said_in_chat
+from tests.support.clients import api_as
+from tests.support.household_memory import add_memory, chat_memory_url, said_in_chat
+from tests.support.memory_turns import started
 from webui.models import Conversation, MemberSettings
 from webui.turns.service import run_turn
 
@@ -39,15 +40,13 @@ def chat(memory_on: ReferenceEngine, user: Any, make_conversation: Any) -> Conve
     add_memory(memory_on, SHARED)
     add_memory(memory_on, MINE, scope="private", by=user, source=said_in_chat())
     conversation = make_conversation()
-    run_turn(conversation=conversation, text="hello")
-    conversation.refresh_from_db()
-    return conversation
+    return started(conversation)
 
 
 def test_a_pinned_chat_says_when_it_began_and_marks_each_memory_private_or_household(
     chat: Conversation, user: Any
 ) -> None:
-    body = api_as(user).get(url(chat)).json()
+    body = api_as(user).get(chat_memory_url(chat)).json()
 
     assert body["heading"] == "What Pippa knew when this chat began"
     assert body["summary"] == ""
@@ -61,10 +60,10 @@ def test_bring_up_to_date_is_offered_only_when_something_newer_came(
     chat: Conversation, user: Any, memory_on: ReferenceEngine
 ) -> None:
     client = api_as(user)
-    assert client.get(url(chat)).json()["can_refresh"] is False
+    assert client.get(chat_memory_url(chat)).json()["can_refresh"] is False
 
     add_memory(memory_on, LATER, by=user, source=said_in_chat())
-    body = client.get(url(chat)).json()
+    body = client.get(chat_memory_url(chat)).json()
 
     assert (body["newer"], body["can_refresh"], body["line"]) == (1, True, "1 new since")
     assert body["newer_text"] == "1 memory came since; Pippa does not know it in this chat yet."
@@ -77,7 +76,7 @@ def test_after_bringing_it_up_to_date_one_sentence_shows_and_then_the_heading_sa
     add_memory(memory_on, LATER, by=user, source=said_in_chat())
     client = api_as(user)
 
-    refreshed = client.post(url(chat, refresh=True)).json()
+    refreshed = client.post(chat_memory_url(chat, refresh=True)).json()
 
     assert refreshed["state"] == "waiting"
     assert refreshed["heading"] == "Pippa takes her memory afresh at your next message"
@@ -87,7 +86,7 @@ def test_after_bringing_it_up_to_date_one_sentence_shows_and_then_the_heading_sa
 
     run_turn(conversation=Conversation.objects.get(pk=chat.pk), text="and now?")
     chat.refresh_from_db()
-    body = client.get(url(chat)).json()
+    body = client.get(chat_memory_url(chat)).json()
 
     taken = chat.pinned_at.astimezone(ZoneInfo(KIRITIMATI))
     assert body["heading"] == (
@@ -103,25 +102,22 @@ def test_the_heading_reads_the_time_in_the_household_zone_for_a_member_who_chose
     settings.TIME_ZONE = "Europe/London"
     add_memory(memory_on, LATER, by=user, source=said_in_chat())
     client = api_as(user)
-    client.post(url(chat, refresh=True))
+    client.post(chat_memory_url(chat, refresh=True))
     run_turn(conversation=Conversation.objects.get(pk=chat.pk), text="and now?")
     chat.refresh_from_db()
 
-    heading = client.get(url(chat)).json()["heading"]
+    heading = client.get(chat_memory_url(chat)).json()["heading"]
 
     taken: datetime = chat.pinned_at.astimezone(ZoneInfo("Europe/London"))
     assert heading.endswith(f"at {taken:%H:%M}")
 
 
 def test_a_chat_that_took_no_memory_says_so_without_a_date(
-    memory_on: ReferenceEngine, make_conversation: Any, user: Any, configure: Any
+    unreached_chat: Conversation, user: Any
 ) -> None:
-    conversation = make_conversation()
-    configure(URL="http://127.0.0.1:9")
-    run_turn(conversation=conversation, text="hello")
-    configure(URL=memory_on.url)
+    conversation = unreached_chat
 
-    body = api_as(user).get(url(conversation)).json()
+    body = api_as(user).get(chat_memory_url(conversation)).json()
 
     assert body["heading"] == "Pippa brought no memory into this chat"
     for sentence in [*words_of(body), body["line"]]:
@@ -138,13 +134,13 @@ def test_an_answer_waiting_for_the_next_reply_is_said_and_goes_once_it_rode(
     client = api_as(user)
     run_turn(conversation=Conversation.objects.get(pk=chat.pk), text="ask where is the key")
 
-    body = client.get(url(chat)).json()
+    body = client.get(chat_memory_url(chat)).json()
 
     assert body["answer"] == "An answer to your question is ready: send any message to hear it."
     assert body["line"] == "answer ready"
 
     run_turn(conversation=Conversation.objects.get(pk=chat.pk), text="tell me")
-    after = client.get(url(chat)).json()
+    after = client.get(chat_memory_url(chat)).json()
     assert after["answer"] == ""
     assert after["line"] == "up to date"
 
@@ -152,7 +148,7 @@ def test_an_answer_waiting_for_the_next_reply_is_said_and_goes_once_it_rode(
 def test_a_temporary_chat_offers_nothing_and_names_no_time(
     memory_on: ReferenceEngine, make_conversation: Any, user: Any
 ) -> None:
-    body = api_as(user).get(url(make_conversation(temporary=True))).json()
+    body = api_as(user).get(chat_memory_url(make_conversation(temporary=True))).json()
 
     assert (body["line"], body["can_refresh"], body["answer"]) == ("none (temporary)", False, "")
     for sentence in words_of(body):

@@ -11,23 +11,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.test import Client
-from rest_framework.test import APIClient
 
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.conftest import TOKEN
-from tests.support.household_memory import add_memory
+from tests.support.clients import api_as, page_as
+from tests.support.engine_token import TOKEN
+from tests.support.household_memory import add_memory, memory_page
 from tests.support.keeping_engine import KeepingEngine, serving
 from webui.turns.service import run_turn
 
 pytestmark = pytest.mark.django_db
 
 OLDEST = "Grandma's birthday is the ninth of May."
-
-
-@pytest.fixture
-def bob(make_user: Any) -> Any:
-    return make_user("bob")
 
 
 @pytest.fixture
@@ -47,20 +41,6 @@ def household(keeping: KeepingEngine, soul: Any, user: Any, bob: Any) -> dict[st
     }
 
 
-def page_as(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def api_as(user: Any) -> APIClient:
-    client = APIClient(enforce_csrf_checks=True)
-    client.force_login(user)
-    client.get("/accounts/login/")
-    client.credentials(HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value)
-    return client
-
-
 def entry(page: str, item_id: str) -> str:
     """The page's list entry of one memory."""
     found = re.search(rf'<li class="memory-item" id="item-{item_id}">(.*?)</li>', page, re.S)
@@ -75,7 +55,7 @@ def patches(engine: KeepingEngine) -> list[dict[str, Any]]:
 def test_the_page_says_how_many_memories_there_are_and_marks_those_a_new_chat_carries(
     household: dict[str, str], user: Any
 ) -> None:
-    page = page_as(user).get("/memory/?soul=pippa").content.decode()
+    page = memory_page(user, soul="pippa")
 
     assert "Pippa keeps 4 memories you can see." in page
     assert "A chat you begin now carries 2 of them" in page
@@ -117,7 +97,7 @@ def test_only_the_member_who_said_a_memory_may_mark_it(
     by_api = api_as(user).patch(
         f"/api/memory/items/{bins}/?soul=pippa", {"keep": True}, format="json"
     )
-    page = page_as(user).get("/memory/?soul=pippa").content.decode()
+    page = memory_page(user, soul="pippa")
 
     assert on_page.status_code == 403
     assert by_api.status_code == 403

@@ -13,6 +13,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from reference_engine.server import ReferenceEngine
+from tests.support.clients import api_as
 from tests.support.household_memory import (
     HEADERS,
     add_memory,
@@ -20,26 +21,13 @@ from tests.support.household_memory import (
     head,
     management_calls,
     recall,
+    said_in_own_chat,
 )
 from webui.models import Conversation
 
 pytestmark = pytest.mark.django_db
 
 ITEMS = "/api/memory/items/"
-
-
-def api_as(user: Any) -> APIClient:
-    """A session-authenticated API client sending the CSRF token as the pages do."""
-    client = APIClient(enforce_csrf_checks=True)
-    client.force_login(user)
-    client.get("/accounts/login/")
-    client.credentials(HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value)
-    return client
-
-
-@pytest.fixture
-def bob(make_user: Any) -> Any:
-    return make_user("bob")
 
 
 @pytest.fixture
@@ -105,13 +93,7 @@ def test_an_item_links_to_its_turn_only_when_the_conversation_is_the_members_own
 ) -> None:
     own = make_conversation(viewer=user)
     theirs = make_conversation(viewer=bob)
-    message = str(uuid.uuid4())
-    add_memory(
-        memory_on,
-        "From my chat.",
-        by=user,
-        source={"conversation": str(own.pk), "message": message},
-    )
+    message = said_in_own_chat(memory_on, user, own)
     add_memory(memory_on, "From Bob's chat.", by=bob, source={"conversation": str(theirs.pk)})
 
     from_bob, mine = listing(api_as(user)).json()["items"]

@@ -12,11 +12,6 @@ from reference_engine.server import ReferenceEngine
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def bob(make_user: Any) -> Any:
-    return make_user("bob")
-
-
 def engine_item(item_id: str, text: str, *, scope: str, member: str | None) -> dict[str, Any]:
     """One item in the contract's shape."""
     said_by = {"member": member, "name": "Bob"} if member is not None else None

@@ -3,29 +3,24 @@ the member may see with who said it, when, the scope and the link to their own t
 forget through a confirmation that says what forgetting does and does not remove; scope; the
 default-scope preference; counts for a manager; and an honest notice when memory is unavailable."""
 
-import uuid
 from html import unescape
 from typing import Any
 
 import pytest
-from django.test import Client
 
 from pippa_memory.models import MemberPreference
 from reference_engine.server import ReferenceEngine
-from tests.support.household_memory import add_memory, grant_manage_memory, head, said_in_chat
+from tests.support.clients import page_as
+from tests.support.household_memory import (
+    add_memory,
+    grant_manage_memory,
+    head,
+    memory_page,
+    said_in_chat,
+    said_in_own_chat,
+)
 
 pytestmark = pytest.mark.django_db
-
-
-def page_as(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def bob(make_user: Any) -> Any:
-    return make_user("bob")
 
 
 @pytest.fixture
@@ -50,7 +45,7 @@ def test_every_page_links_to_the_memory_page_for_a_member(user: Any) -> None:
 def test_a_member_sees_their_own_and_household_items_with_who_when_and_scope(
     household: dict[str, str], user: Any
 ) -> None:
-    html = page_as(user).get("/memory/").content.decode()
+    html = memory_page(user)
 
     assert "Alice hides the biscuits." in html
     assert "The boiler code is 4471." in html
@@ -66,21 +61,15 @@ def test_an_item_links_to_the_turn_of_the_members_own_conversation(
     memory_on: ReferenceEngine, soul: Any, user: Any, make_conversation: Any
 ) -> None:
     own = make_conversation(viewer=user)
-    message = str(uuid.uuid4())
-    add_memory(
-        memory_on,
-        "From my chat.",
-        by=user,
-        source={"conversation": str(own.pk), "message": message},
-    )
+    message = said_in_own_chat(memory_on, user, own)
 
-    html = page_as(user).get("/memory/").content.decode()
+    html = memory_page(user)
 
     assert f'href="/conversations/{own.pk}/#message-{message}"' in html
 
 
 def test_search_shows_only_matching_items(household: dict[str, str], user: Any) -> None:
-    html = page_as(user).get("/memory/", {"q": "boiler"}).content.decode()
+    html = memory_page(user, q="boiler")
 
     assert "The boiler code is 4471." in html
     assert "biscuits" not in html.split('id="memory-items"')[1].split("</ol>")[0]

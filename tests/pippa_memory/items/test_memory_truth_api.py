@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.test import Client
 
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.conftest import TOKEN
-from tests.pippa_memory.items.test_memory_items_api import api_as
+from tests.support.clients import api_as, page_as
 from tests.support.databases import postgres_settings, postgres_url
+from tests.support.engine_token import TOKEN
 from tests.support.household_memory import grant_manage_memory, head
 
 pytestmark = pytest.mark.django_db
@@ -56,11 +55,6 @@ def engine(
         running.stop()
         with psycopg.connect(postgres_url(settings), autocommit=True) as admin:
             admin.execute(f'DROP SCHEMA "{schema}" CASCADE')
-
-
-@pytest.fixture
-def bob(make_user: Any) -> Any:
-    return make_user("bob")
 
 
 def add(client: Any, text: str, scope: str = "household") -> Any:
@@ -239,12 +233,6 @@ def test_with_the_engine_down_nothing_is_added_corrected_or_restored(
         )
     configure(URL=memory_on.url)
     assert [i["text"] for i in listed(alice)["items"]] == [LUND]
-
-
-def page_as(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def api_as_anonymous() -> Any:

@@ -12,18 +12,13 @@ import pytest
 from django.test import Client
 
 from reference_engine.server import ReferenceEngine
+from tests.support.clients import page_as
 from tests.support.household_memory import add_memory, head
 
 pytestmark = pytest.mark.django_db
 
 LUND = "our dentist is Dr Lund"
 BERG = "our dentist is now Dr Berg at the Elm Street clinic"
-
-
-def page_as(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def page(client: Client) -> str:

@@ -17,7 +17,7 @@ from pippa_memory.models import OutboxEvent
 from pippa_memory.outbox.delivery import deliver_due, delivery_lease
 from pippa_memory.outbox.doorbell import rings_by_trigger
 from pippa_memory.outbox.events import sweep_outbox
-from provider_doubles import ALL_KITS, kit_vessel
+from provider_doubles import Kit
 from reference_engine.server import ReferenceEngine
 from webui.models import Conversation, Message
 from webui.turns.events import StopSignal, ToolFinished
@@ -563,16 +563,12 @@ def test_the_admin_lists_events_and_offers_retry_and_revive(
     assert dead.revived_at is not None
 
 
-@pytest.mark.parametrize("kit_class", ALL_KITS, ids=lambda k: k.adapter)
 def test_chat_turns_on_every_vessel_emit_the_event(
-    kit_class: Any, soul: Any, user: Any, monkeypatch: pytest.MonkeyPatch
+    kit: Kit, kit_conversation: Conversation
 ) -> None:
     import responses
 
-    kit = kit_class()
-    vessel = kit_vessel(kit, monkeypatch)
-    conversation = Conversation.objects.create(soul=soul, vessel=vessel, viewer=user)
-
+    conversation = kit_conversation
     with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
         if kit.adapter != "offline":  # the offline vessel answers itself
             kit.serve(rsps)

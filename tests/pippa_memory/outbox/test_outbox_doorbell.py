@@ -13,20 +13,8 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from pippa_memory.outbox import doorbell
-from pippa_memory.outbox.doorbell import (
-    DatagramListener,
-    Listener,
-    bind_datagram,
-    datagram_address,
-    open_doorbell,
-)
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.outbox.test_outbox_workers import (
-    start_worker,
-    stop,
-    wait_until_listening,
-    worker_env,
-)
+from tests.support.outbox_workers import start_worker, stop, wait_until_listening, worker_env
 from webui.models import Conversation, Message
 from webui.turns.service import run_turn
 
@@ -40,17 +28,17 @@ def assistant_row(conversation: Conversation) -> Message:
 
 
 @pytest.fixture
-def listener(configure: Any) -> Iterator[Listener]:
+def listener(configure: Any) -> Iterator[doorbell.Listener]:
     """Where a worker would hear rings, with rings on."""
     configure(OUTBOX_WAKE_ADDRESS="auto")
-    bell = open_doorbell()
+    bell = doorbell.open_doorbell()
     assert bell is not None
     yield bell
     bell.close()
 
 
 def test_a_commit_rings_the_worker_after_it_and_only_then(
-    conversation: Conversation, listener: Listener
+    conversation: Conversation, listener: doorbell.Listener
 ) -> None:
     with transaction.atomic():
         assistant_row(conversation)
@@ -66,7 +54,7 @@ def test_on_postgresql_the_bell_is_notify_and_on_sqlite_a_socket_of_the_database
         assert doorbell.notifies()
         assert doorbell.describe() == f"PostgreSQL NOTIFY {doorbell.CHANNEL}"
         return
-    family, path = datagram_address()
+    family, path = doorbell.datagram_address()
     assert family == socket.AF_UNIX
     assert path.endswith(".sock")
     # Another site (another database file) on the same machine has a bell of its own.
@@ -74,7 +62,7 @@ def test_on_postgresql_the_bell_is_notify_and_on_sqlite_a_socket_of_the_database
     original = connection.settings_dict
     connection.settings_dict = other
     try:
-        assert datagram_address()[1] != path
+        assert doorbell.datagram_address()[1] != path
     finally:
         connection.settings_dict = original
 
@@ -82,18 +70,18 @@ def test_on_postgresql_the_bell_is_notify_and_on_sqlite_a_socket_of_the_database
 def test_no_rings_when_the_address_is_empty(conversation: Conversation, configure: Any) -> None:
     configure(OUTBOX_WAKE_ADDRESS="")
 
-    assert open_doorbell() is None
+    assert doorbell.open_doorbell() is None
 
 
 def test_a_socket_a_killed_worker_left_behind_is_taken_over(configure: Any) -> None:
     configure(OUTBOX_WAKE_ADDRESS="auto")
-    family, path = datagram_address()  # SQLite's bell (on PostgreSQL, what it would be)
+    family, path = doorbell.datagram_address()  # SQLite's bell (on PostgreSQL, what it would be)
     dead = socket.socket(family, socket.SOCK_DGRAM)
     dead.bind(path)
     dead.close()  # the file stays, as a SIGKILL leaves it
     assert os.path.exists(path)
 
-    listener = DatagramListener(bind_datagram(family, path))
+    listener = doorbell.DatagramListener(doorbell.bind_datagram(family, path))
     try:
         sender = socket.socket(family, socket.SOCK_DGRAM)
         sender.sendto(doorbell.RING, path)
@@ -130,7 +118,7 @@ def test_a_turn_committed_on_one_connection_wakes_a_worker_on_another_at_once(
 
 
 def test_a_turns_event_rings_with_no_statement_of_its_own_on_postgresql_and_on_commit_on_sqlite(
-    conversation: Conversation, listener: Listener
+    conversation: Conversation, listener: doorbell.Listener
 ) -> None:
     # PostgreSQL: the outbox table's trigger notifies at commit, so the turn sends no pg_notify;
     # SQLite: the commit sends a datagram (no statement either way).

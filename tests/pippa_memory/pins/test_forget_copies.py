@@ -12,7 +12,7 @@ from pippa_memory.forgotten_text import ANSWER_WITHHELD, CUT_OUT
 from pippa_memory.models import OutboxEvent, PendingAsk, UnattendedMemory
 from pippa_memory.outbox.delivery import deliver_due
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.items.test_memory_items_api import api_as
+from tests.support.clients import api_as
 from tests.support.household_memory import add_memory, head
 from webui.models import Conversation
 from webui.turns.service import run_turn

@@ -7,26 +7,20 @@ import json
 from typing import Any
 
 import pytest
-from django.test import Client
 
 from pippa_memory.forgotten_text import CUT_OUT
 from pippa_memory.models import ItemTombstone, OutboxEvent
 from pippa_memory.outbox.delivery import deliver_due
 from reference_engine.server import ReferenceEngine
 from reference_engine.storage import memories as engine_rows
-from tests.pippa_memory.items.test_memory_items_api import api_as
-from tests.pippa_memory.pins.test_forget_unconfirmed import (
-    CHANGES,
-    api_listing,
-    next_prompt,
-    started,
-)
+from tests.support.clients import api_as
 from tests.support.household_memory import add_memory, grant_manage_memory
+from tests.support.lost_answers import CHANGES, SECRET, api_listing, assert_nowhere_for
+from tests.support.memory_turns import started
 from webui.turns.service import run_turn
 
 pytestmark = pytest.mark.django_db
 
-SECRET = "The spare key is under the blue pot."
 #: More of one member's items than the listing's pages of 100 hold, and more than 50 of them.
 MANY = 5_050
 
@@ -71,13 +65,7 @@ def test_forgetting_a_member_with_more_items_than_the_listing_pages_hold_forgets
     payloads = json.dumps(list(OutboxEvent.objects.values_list("payload", flat=True)))
     assert SECRET not in payloads
     assert CUT_OUT in payloads
-    assert SECRET not in next_prompt(alices, sent_requests, "again")
-    assert SECRET not in next_prompt(alices, sent_requests, "recall blue pot")
-    assert SECRET not in next_prompt(make_conversation(viewer=user), sent_requests, "hi")
-    assert SECRET not in api_listing(user)
-    page = Client()
-    page.force_login(user)
-    assert SECRET not in page.get("/memory/", {"soul": "pippa"}).content.decode()
+    assert_nowhere_for(user, SECRET, alices, sent_requests, make_conversation)
 
 
 def test_forgetting_a_member_tombstones_exactly_the_ids_the_engine_lists(

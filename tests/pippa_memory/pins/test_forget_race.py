@@ -25,11 +25,6 @@ pytestmark = pytest.mark.django_db
 SECRET = "The spare key is under the blue pot."
 
 
-@pytest.fixture
-def bob(make_user: Any) -> Any:
-    return make_user("bob")
-
-
 @pytest.fixture(autouse=True)
 def nothing_rendered() -> None:
     turn_block.RENDERED.clear()

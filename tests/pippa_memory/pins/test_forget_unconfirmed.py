@@ -7,68 +7,43 @@ own budget, not the chat turn's. Against the reference engine over a socket."""
 
 import hashlib
 import json
-from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.test import Client
-from django.utils import timezone
 
 from pippa_memory.models import ItemTombstone, MemoryBlock, UnattendedMemory
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.items.test_memory_items_api import api_as
+from tests.support.clients import api_as, page_as
 from tests.support.household_memory import add_memory, grant_manage_memory, head
-from webui.models import Conversation, ScheduledJob, UnattendedRun
-from webui.turns.service import run_turn
+from tests.support.lost_answers import (
+    CHANGES,
+    LOST,
+    SECRET,
+    api_listing,
+    assert_nowhere_for,
+    lose_the_answer,
+    said_then_forgotten,
+)
+from tests.support.memory_turns import next_prompt, started
+from tests.support.scheduled_jobs import hourly_job
+from webui.models import ScheduledJob, UnattendedRun
 from webui.unattended.display import describe_memory
 from webui.unattended.runner import run_job, run_wake
 
 pytestmark = pytest.mark.django_db
 
-SECRET = "The spare key is under the blue pot."
-
-#: The methods of a change (the item's lookup, a GET on the same path, answers as usual).
-CHANGES = ["DELETE", "PATCH", "POST"]
-#: The engine applies the change and its answer is lost; or it fails before applying it.
-LOST = {"lost_after_applying": ("reset", {}), "failed_before": ("error", {"status": 503})}
-
-
-@pytest.fixture
-def bob(make_user: Any) -> Any:
-    return make_user("bob")
-
-
-def lose_the_answer(engine: ReferenceEngine, case: str, path: str) -> None:
-    mode, options = LOST[case]
-    engine.set_fault(mode, paths=[path], methods=CHANGES, times=1, **options)
-
-
-def started(conversation: Conversation) -> Conversation:
-    """``conversation`` after a first turn: pinned to the head, its block stored."""
-    run_turn(conversation=conversation, text="hello")
-    return Conversation.objects.get(pk=conversation.pk)
-
-
-def next_prompt(conversation: Conversation, sent: list[dict[str, Any]], text: str) -> str:
-    """Everything the vessel was handed at the next turn (as the next request loads it)."""
-    before = len(sent)
-    result = run_turn(conversation=Conversation.objects.get(pk=conversation.pk), text=text)
-    handed = json.dumps(sent[before:]) + json.dumps(result.assistant_message.tool_uses)
-    return handed + result.assistant_message.content
-
-
-def api_listing(user: Any) -> str:
-    response = api_as(user).get("/api/memory/items/", {"soul": "pippa"})
-    assert response.status_code == 200, response.content
-    return json.dumps(response.json())
-
 
 def morning_note(soul: Any, vessel: Any) -> ScheduledJob:
     """A scheduled job of ``soul``, due now."""
-    return ScheduledJob.objects.create(
-        name="Morning note", soul=soul, vessel=vessel, prompt="Write the note.",
-        schedule="every 1h", next_run_at=timezone.now() - timedelta(seconds=1),
-    )  # fmt: skip
+    return hourly_job(soul, vessel, prompt="Write the note.")
+
+
+@pytest.fixture
+def answer_to_be_lost(memory_on: ReferenceEngine, user: Any, soul: Any) -> str:
+    """Alice's SECRET; the engine will apply the next change to it and lose the answer."""
+    item = add_memory(memory_on, SECRET, by=user)
+    lose_the_answer(memory_on, "lost_after_applying", f"/v1/souls/pippa/items/{item}")
+    return item
 
 
 @pytest.mark.parametrize("case", LOST)
@@ -88,21 +63,14 @@ def test_a_forget_whose_answer_is_lost_leaves_no_prompt_recall_or_page_holding_t
     assert (body["confirmed"], body["repinned"], body["revision"]) == (False, 1, None)
     assert "did not confirm" in body["message"]
     assert "treated as done" in body["message"]
-    assert SECRET not in next_prompt(holds, sent_requests, "again")
-    assert SECRET not in next_prompt(holds, sent_requests, "recall blue pot")
-    assert SECRET not in next_prompt(make_conversation(viewer=user), sent_requests, "hi")
-    assert SECRET not in api_listing(user)
-    page = Client()
-    page.force_login(user)
-    assert SECRET not in page.get("/memory/", {"soul": "pippa"}).content.decode()
+    assert_nowhere_for(user, SECRET, holds, sent_requests, make_conversation)
     assert all(item not in block.items for block in MemoryBlock.objects.all())
 
 
 def test_forgetting_again_after_a_lost_answer_is_a_success(
-    memory_on: ReferenceEngine, user: Any, soul: Any
+    memory_on: ReferenceEngine, user: Any, answer_to_be_lost: str
 ) -> None:
-    item = add_memory(memory_on, SECRET, by=user)
-    lose_the_answer(memory_on, "lost_after_applying", f"/v1/souls/pippa/items/{item}")
+    item = answer_to_be_lost
     client = api_as(user)
     assert client.delete(f"/api/memory/items/{item}/?soul=pippa").status_code == 202
 
@@ -114,12 +82,10 @@ def test_forgetting_again_after_a_lost_answer_is_a_success(
 
 
 def test_the_page_says_the_engine_did_not_confirm_and_that_it_was_treated_as_done(
-    memory_on: ReferenceEngine, user: Any, soul: Any
+    user: Any, answer_to_be_lost: str
 ) -> None:
-    item = add_memory(memory_on, SECRET, by=user)
-    lose_the_answer(memory_on, "lost_after_applying", f"/v1/souls/pippa/items/{item}")
-    page = Client()
-    page.force_login(user)
+    item = answer_to_be_lost
+    page = page_as(user)
 
     response = page.post(f"/memory/items/{item}/forget/", {"soul": "pippa"}, follow=True)
 
@@ -189,9 +155,7 @@ def test_a_job_whose_head_holds_an_item_forgotten_here_goes_without_its_bundle(
     memory_on: ReferenceEngine, user: Any, soul: Any, offline_vessel: Any,
     sent_requests: list[Any],
 ) -> None:  # fmt: skip
-    item = add_memory(memory_on, SECRET, by=user)
-    lose_the_answer(memory_on, "failed_before", f"/v1/souls/pippa/items/{item}")
-    assert api_as(user).delete(f"/api/memory/items/{item}/?soul=pippa").status_code == 202
+    said_then_forgotten(memory_on, user, "failed_before")
 
     run = run_job(morning_note(soul, offline_vessel))
 
@@ -204,9 +168,7 @@ def test_a_wake_whose_brief_holds_an_item_forgotten_here_goes_without_it_and_say
     sent_requests: list[Any],
 ) -> None:  # fmt: skip
     add_memory(memory_on, "The bins go out on Tuesday.", by=user)
-    item = add_memory(memory_on, SECRET, by=user)
-    lose_the_answer(memory_on, "failed_before", f"/v1/souls/pippa/items/{item}")
-    assert api_as(user).delete(f"/api/memory/items/{item}/?soul=pippa").status_code == 202
+    said_then_forgotten(memory_on, user, "failed_before")
 
     run = run_wake(soul=soul)
 
@@ -221,9 +183,7 @@ def test_a_job_whose_bundle_holds_an_item_forgotten_here_goes_without_it_and_say
     memory_on: ReferenceEngine, user: Any, soul: Any, offline_vessel: Any,
     sent_requests: list[Any],
 ) -> None:  # fmt: skip
-    item = add_memory(memory_on, SECRET, by=user)
-    lose_the_answer(memory_on, "lost_after_applying", f"/v1/souls/pippa/items/{item}")
-    assert api_as(user).delete(f"/api/memory/items/{item}/?soul=pippa").status_code == 202
+    item = said_then_forgotten(memory_on, user, "lost_after_applying")
     revision = head(memory_on)["revision"]  # the head no longer holds it; a lagging bundle does
     text = f"Job Morning note at {revision}.\n- {SECRET}"
     stale = {

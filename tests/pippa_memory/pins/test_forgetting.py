@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from pippa_memory.member_text_hash import keyed_sha256
 from pippa_memory.models import MemoryBlock, PinRecord
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.items.test_memory_items_api import api_as
+from tests.support.clients import api_as
 from tests.support.household_memory import add_memory, grant_manage_memory, head
 from webui.models import Conversation
 from webui.turns.service import run_turn
@@ -40,11 +40,6 @@ def pinned(conversation: Conversation, *, revision: str, items: list[str]) -> Me
 def pin_state(conversation: Conversation) -> tuple[Any, ...]:
     conversation.refresh_from_db()
     return conversation.pinned_head, conversation.pinned_at, conversation.pin_records.count()
-
-
-@pytest.fixture
-def bob(make_user: Any) -> Any:
-    return make_user("bob")
 
 
 def forget(client: APIClient, item: str) -> Any:

@@ -13,8 +13,9 @@ import responses
 from pippa_memory.pins.records import request_repin
 from provider_doubles import ALL_KITS, kit_vessel
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.items.test_memory_items_api import api_as
+from tests.support.clients import api_as
 from tests.support.household_memory import add_memory
+from tests.support.memory_turns import first_turn_while_down
 from tests.support.vessel_contract import TURNS
 from webui.ledger.section_hash import site_hasher
 from webui.models import Conversation, Soul, VesselCall
@@ -130,9 +131,7 @@ def test_an_engine_that_comes_back_is_drift_in_memory_caused_by_engine_recovered
     memory_on: ReferenceEngine, conversation: Conversation
 ) -> None:
     memory_on.state.remember("pippa", "Alice takes her tea with honey.")
-    memory_on.set_fault("down")
-    run_turn(conversation=conversation, text="hello")
-    memory_on.reset()
+    first_turn_while_down(memory_on, conversation)
 
     run_turn(conversation=conversation, text="again")
     run_turn(conversation=conversation, text="and again")

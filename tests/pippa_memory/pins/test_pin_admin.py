@@ -10,6 +10,8 @@ from django.test import Client
 
 from pippa_memory.models import PinRecord
 from reference_engine.server import ReferenceEngine
+from tests.support.clients import page_as
+from tests.support.memory_turns import started
 from webui.models import Conversation
 from webui.turns.service import run_turn
 
@@ -23,17 +25,13 @@ def staff(make_user: Any) -> Any:
 
 @pytest.fixture
 def staff_client(staff: Any) -> Client:
-    client = Client()
-    client.force_login(staff)
-    return client
+    return page_as(staff)
 
 
 @pytest.fixture
 def pinned(memory_on: ReferenceEngine, conversation: Conversation) -> Conversation:
     memory_on.state.remember("pippa", "The spare key is under the blue pot.")
-    run_turn(conversation=conversation, text="hello")
-    conversation.refresh_from_db()
-    return conversation
+    return started(conversation)
 
 
 def test_the_pin_history_lists_pins_and_absent_pins_with_filters(

@@ -9,6 +9,7 @@ import pytest
 
 from pippa_memory.models import PinRecord
 from reference_engine.server import ReferenceEngine
+from tests.support.memory_turns import first_turn_while_down
 from webui.models import Conversation
 from webui.text.canonical import canonical_json
 from webui.turns.service import run_turn
@@ -99,9 +100,7 @@ def test_a_recovery_that_finds_the_block_too_large_records_it_and_waits_for_the_
 ) -> None:
     configure(MAX_BLOCK_CHARS=50)
     memory_on.state.remember("pippa", "x" * 100)
-    memory_on.set_fault("down")
-    run_turn(conversation=conversation, text="hello")
-    memory_on.reset()
+    first_turn_while_down(memory_on, conversation)
 
     for text in ["two", "three"]:
         run_turn(conversation=conversation, text=text)

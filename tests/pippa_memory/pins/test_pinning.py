@@ -14,6 +14,7 @@ from pippa_memory.pins.records import request_repin
 from pippa_memory.pins.turn_block import RENDERED
 from reference_engine.server import ReferenceEngine
 from tests.support.concurrently import in_threads
+from tests.support.memory_turns import first_turn_while_down
 from webui.models import Conversation
 from webui.turns.service import run_turn
 
@@ -369,7 +370,11 @@ def settled_turn(conversation: Conversation, text: str) -> Any:
     return turn
 
 
-def assembled_without_writes_or_engine_calls(turn: Any, engine: ReferenceEngine) -> str:
+def assert_assembled_without_writes_or_engine_calls(
+    turn: Any, engine: ReferenceEngine, holding: str
+) -> None:
+    """Assembling ``turn``'s prompt writes no row and calls no engine, and its system text holds
+    ``holding``."""
     from django.test.utils import CaptureQueriesContext
 
     from webui.prompt.assembly import assemble_prompt
@@ -382,7 +387,7 @@ def assembled_without_writes_or_engine_calls(turn: Any, engine: ReferenceEngine)
     ]
     assert writes == []
     assert len(engine.received) == calls_before
-    return prompt.system_text
+    assert holding in prompt.system_text
 
 
 def test_a_first_turns_block_is_pinned_by_settling_and_only_read_by_assembly(
@@ -395,8 +400,9 @@ def test_a_first_turns_block_is_pinned_by_settling_and_only_read_by_assembly(
     assert head_calls(memory_on) == 1
     assert PinRecord.objects.filter(conversation=conversation, outcome="pinned").count() == 1
     RENDERED.clear()  # the block is read from its row, as in another process
-    system = assembled_without_writes_or_engine_calls(turn, memory_on)
-    assert "Alice takes her tea with honey." in system
+    assert_assembled_without_writes_or_engine_calls(
+        turn, memory_on, "Alice takes her tea with honey."
+    )
 
 
 def test_a_missing_block_is_fetched_while_settling_not_while_assembling(
@@ -410,21 +416,19 @@ def test_a_missing_block_is_fetched_while_settling_not_while_assembling(
     turn = settled_turn(conversation, "again")
 
     assert memory_on.received[-1]["path"].startswith("/v1/souls/pippa/blocks/")
-    system = assembled_without_writes_or_engine_calls(turn, memory_on)
-    assert "Kept at the engine." in system
+    assert_assembled_without_writes_or_engine_calls(turn, memory_on, "Kept at the engine.")
 
 
 def test_the_recovery_repin_happens_while_settling_not_while_assembling(
     memory_on: ReferenceEngine, conversation: Conversation
 ) -> None:
     memory_on.state.remember("pippa", "Alice takes her tea with honey.")
-    memory_on.set_fault("down")
-    run_turn(conversation=conversation, text="hello")
-    memory_on.reset()
+    first_turn_while_down(memory_on, conversation)
 
     turn = settled_turn(conversation, "again")
 
     reasons = PinRecord.objects.filter(conversation=conversation).order_by("created_at", "id")
     assert [r.reason for r in reasons] == ["connection_failed", "engine_recovered"]
-    system = assembled_without_writes_or_engine_calls(turn, memory_on)
-    assert "Alice takes her tea with honey." in system
+    assert_assembled_without_writes_or_engine_calls(
+        turn, memory_on, "Alice takes her tea with honey."
+    )

@@ -19,11 +19,6 @@ EXPORT = "/api/memory/export/"
 
 
 @pytest.fixture
-def bob(make_user: Any) -> Any:
-    return make_user("bob", first_name="Bob")
-
-
-@pytest.fixture
 def household(memory_on: ReferenceEngine, soul: Any, user: Any, bob: Any) -> ReferenceEngine:
     add_memory(memory_on, "Alice hides the biscuits.", scope="private", by=user)
     add_memory(memory_on, "The bins go out on Tuesday.", by=user)

@@ -16,15 +16,13 @@ from pippa_memory.forgotten_text import ANSWER_WITHHELD
 from pippa_memory.models import PendingAsk
 from pippa_memory.turn.answers import ANSWER_WITHHELD_AFTER_FORGET
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.items.test_memory_items_api import api_as
-from tests.pippa_memory.pins.test_forget_unconfirmed import lose_the_answer
 from tests.support.household_memory import HEADERS, add_memory
+from tests.support.lost_answers import SECRET, forget_losing_the_answer
 from webui.models import Conversation
 from webui.turns.service import run_turn
 
 pytestmark = pytest.mark.django_db
 
-SECRET = "The spare key is under the blue pot."
 KEPT = "The bins go out on Tuesday."
 
 
@@ -35,14 +33,6 @@ def slot_of(request: dict[str, Any]) -> str:
 
 def acks(engine: ReferenceEngine) -> int:
     return sum(1 for r in engine.received if r["path"].endswith("/answers/ack"))
-
-
-def forget_losing_the_answer(
-    engine: ReferenceEngine, user: Any, item: str, case: str = "lost_after_applying"
-) -> None:
-    lose_the_answer(engine, case, f"/v1/souls/pippa/items/{item}")
-    response = api_as(user).delete(f"/api/memory/items/{item}/?soul=pippa")
-    assert response.status_code == 202, response.content
 
 
 def test_an_unacknowledged_answer_rides_once_and_brings_back_no_item_forgotten_in_between(
@@ -79,13 +69,22 @@ def write_answer_now(engine: ReferenceEngine, conversation: Conversation) -> dic
     return written.json()["answers"][0]
 
 
+def answered_from_the_secret(
+    engine: ReferenceEngine, user: Any, conversation: Conversation
+) -> tuple[str, dict[str, Any]]:
+    """Alice's SECRET remembered, asked about in ``conversation``, and the engine's answer
+    written now: the item's id, and the answer (which quotes it)."""
+    item = add_memory(engine, SECRET, by=user)
+    run_turn(conversation=conversation, text="ask where is the spare key")
+    written = write_answer_now(engine, conversation)
+    assert SECRET in written["answer"]
+    return item, written
+
+
 def test_an_answer_made_from_an_item_whose_forget_the_engine_never_applied_is_withheld(
     memory_on: ReferenceEngine, user: Any, conversation: Conversation, sent_requests: list[Any]
 ) -> None:
-    item = add_memory(memory_on, SECRET, by=user)
-    run_turn(conversation=conversation, text="ask where is the spare key")
-    written = write_answer_now(memory_on, conversation)
-    assert SECRET in written["answer"]
+    item, written = answered_from_the_secret(memory_on, user, conversation)
     assert written["items"] == [item]  # the answer names what it was made from
     forget_losing_the_answer(memory_on, user, item, "failed_before")  # the engine keeps it
 
@@ -101,10 +100,7 @@ def test_an_answer_made_from_an_item_whose_forget_the_engine_never_applied_is_wi
 def test_an_engine_that_applies_a_forget_takes_back_the_answers_built_on_it(
     memory_on: ReferenceEngine, user: Any, conversation: Conversation, sent_requests: list[Any]
 ) -> None:
-    item = add_memory(memory_on, SECRET, by=user)
-    run_turn(conversation=conversation, text="ask where is the spare key")
-    first = write_answer_now(memory_on, conversation)
-    assert SECRET in first["answer"]
+    item, _first = answered_from_the_secret(memory_on, user, conversation)
     forget_losing_the_answer(memory_on, user, item)  # applied; only its answer was lost
 
     run_turn(conversation=Conversation.objects.get(pk=conversation.pk), text="any news?")

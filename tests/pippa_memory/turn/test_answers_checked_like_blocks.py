@@ -20,9 +20,9 @@ from pippa_memory.models import BrainCall, PendingAsk
 from pippa_memory.turn.answers import ANSWER_WITHHELD_AFTER_FORGET
 from reference_engine.brain_client import BrainClient
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.brain.test_brain_door import NEW_SECRET
-from tests.pippa_memory.conftest import TOKEN
-from tests.pippa_memory.items.test_memory_items_api import api_as
+from tests.support.brain_door import NEW_SECRET
+from tests.support.clients import api_as
+from tests.support.engine_token import TOKEN
 from tests.support.household_memory import add_memory
 from webui.models import Conversation, Vessel
 from webui.turns.service import run_turn

@@ -8,7 +8,7 @@ import pytest
 
 from pippa_memory.models import OutboxEvent
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.test_memory_privacy import deliver_all
+from tests.support.outbox_delivery import deliver_all
 from webui.models import Conversation
 from webui.turns.service import run_turn
 

@@ -10,9 +10,9 @@ import responses
 
 from pippa_memory.models import OutboxEvent, PendingAsk
 from pippa_memory.turn.tool import MEMORY_TOOL
-from provider_doubles import ALL_KITS, kit_vessel
+from provider_doubles import Kit
 from reference_engine.server import ReferenceEngine
-from webui.models import Conversation, Message, Soul
+from webui.models import Conversation, Message
 from webui.text.canonical import canonical_json
 from webui.turns.service import run_turn
 
@@ -226,13 +226,10 @@ def test_ask_with_the_engine_down_is_unavailable_and_nothing_waits(
     assert Conversation.objects.get(pk=conversation.pk).extension_flags == []
 
 
-@pytest.mark.parametrize("kit_class", ALL_KITS, ids=lambda k: k.adapter)
 def test_the_memory_tool_is_rendered_in_every_adapters_format(
-    kit_class: Any, soul: Soul, user: Any, monkeypatch: pytest.MonkeyPatch
+    kit: Kit, kit_conversation: Conversation, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    kit = kit_class()
-    vessel = kit_vessel(kit, monkeypatch)
-    conversation = Conversation.objects.create(soul=soul, vessel=vessel, viewer=user)
+    conversation = kit_conversation
     captured: list[Any] = []
     if kit.adapter == "offline":
         from webui.vessels.offline import OfflineAdapter

@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from pippa_memory.models import PendingAsk
 from reference_engine.server import ReferenceEngine
-from tests.pippa_memory.test_memory_privacy import deliver_all
+from tests.support.outbox_delivery import deliver_all
 from webui.models import Conversation, Message
 from webui.text.canonical import canonical_json
 from webui.turns.service import run_turn

@@ -18,7 +18,7 @@ from reference_engine.storage import memories as rows
 from reference_engine.storage.database import Database
 from reference_engine.storage.revisions import block_at, revision_name
 from reference_engine.storage.schema import MIGRATIONS, migrations_backend
-from tests.pippa_memory.brain.test_brain_door import NEW_SECRET
+from tests.support.brain_door import NEW_SECRET
 from tests.support.engine_calls import call
 from tests.support.engine_token import TOKEN
 
