@@ -138,7 +138,7 @@ def thirty_turns(member: Any, soul: Any, vessel: Any) -> Conversation:
             conversation=conversation,
             role="assistant",
             content=f"Answer {turn}: water the tomatoes.\n" * 3,
-            answers=asked,
+            reply_to=asked,
         )
     return conversation
 

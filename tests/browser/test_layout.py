@@ -61,7 +61,7 @@ def long_conversation(member: Any, soul: Any, vessel: Vessel) -> Conversation:
             conversation=conversation,
             role="assistant",
             content=f"Answer {turn}: water the tomatoes, then the beans.\n" * 3,
-            answers=user,
+            reply_to=user,
         )
     return conversation
 

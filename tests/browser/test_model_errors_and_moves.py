@@ -58,7 +58,7 @@ def long_chat(user: Any, soul: Any, vessel: Vessel) -> Conversation:
             conversation=conversation,
             role="assistant",
             content=f"Answer {turn}: water the tomatoes.\n" * 3,
-            answers=asked,
+            reply_to=asked,
         )
     return conversation
 
