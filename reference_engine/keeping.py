@@ -46,7 +46,7 @@ def said_by(member: str | None, name: str | None) -> dict[str, str] | None:
     return {"member": member, "name": name or member} if member else None
 
 
-def answer(cursor: Cursor, soul: str, item_id: str, viewer: str | None) -> dict[str, Any]:
+def item_body(cursor: Cursor, soul: str, item_id: str, viewer: str | None) -> dict[str, Any]:
     memory = find_memory(cursor, soul, item_id, viewer=viewer)
     return {
         "item": shown(cursor, [memory], viewer=viewer)[0],
@@ -63,7 +63,7 @@ def add(
         _, item_id = keep_memory(
             cursor, soul, text=words, scope=scope, said_by=said_by(member, name), source={}
         )
-        return answer(cursor, soul, item_id, member)
+        return item_body(cursor, soul, item_id, member)
 
 
 def correct(
@@ -96,7 +96,7 @@ def correct(
             confidence=1.0,
             rev=rev,
         )
-        return answer(cursor, soul, new_id, viewer)
+        return item_body(cursor, soul, new_id, viewer)
 
 
 def restore(state: Any, soul: str, item_id: str, *, viewer: str | None) -> dict[str, Any]:
@@ -117,7 +117,7 @@ def restore(state: Any, soul: str, item_id: str, *, viewer: str | None) -> dict[
                 judged_by=f"member {viewer}" if viewer else "an unattended caller",
                 rev=rev,
             )
-        return answer(cursor, soul, item_id, viewer)
+        return item_body(cursor, soul, item_id, viewer)
 
 
 __all__ = ["NotCurrent", "SameWords", "UnknownItem", "add", "correct", "restore", "shown"]

@@ -55,12 +55,12 @@ VERSION_3_ITEM = ("keep", "supersedes", "superseded_by", "decision")
 """What version 3 added to an item."""
 
 
-def for_version(call: Call, answer: dict[str, Any]) -> dict[str, Any]:
-    """``answer`` as the caller's contract version has it: version 2 never had ``left_out`` on
+def for_version(call: Call, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as the caller's contract version has it: version 2 never had ``left_out`` on
     a block nor ``keep``, ``supersedes``, ``superseded_by`` or ``decision`` on an item."""
     if call.v3:
-        return answer
-    shown = without(answer, "left_out")
+        return body
+    shown = without(body, "left_out")
     if isinstance(shown.get("item"), dict):
         shown["item"] = without(shown["item"], *VERSION_3_ITEM)
     if isinstance(shown.get("items"), list):
@@ -114,9 +114,9 @@ def route_ack(call: Call, id: str) -> Response:  # noqa: A002 - the contract's n
     return 204, None, {}
 
 
-def without(answer: dict[str, Any], *names: str) -> dict[str, Any]:
-    """``answer`` without the fields a version 2 caller never had."""
-    return {key: value for key, value in answer.items() if key not in names}
+def without(body: dict[str, Any], *names: str) -> dict[str, Any]:
+    """``body`` without the fields a version 2 caller never had."""
+    return {key: value for key, value in body.items() if key not in names}
 
 
 def route_brief(call: Call) -> Response:
