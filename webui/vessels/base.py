@@ -27,11 +27,11 @@ from webui.prompt_types import (
 )
 from webui.vessels.encoding import EncodedMessage
 from webui.vessels.errors import VesselError, unencodable_text_error
-from webui.vessels.replies import StructuredReply as StructuredReply
-from webui.vessels.replies import VesselReply as VesselReply
-from webui.vessels.replies import normalised_usage as normalised_usage
-from webui.vessels.replies import reply_lone_surrogate_path
-from webui.vessels.streaming import Framing, ReplyDone, StreamEvent, StreamParser, TextDelta
+from webui.vessels.reply_types import ReplyDone, StreamEvent, TextDelta, reply_lone_surrogate_path
+from webui.vessels.reply_types import StructuredReply as StructuredReply
+from webui.vessels.reply_types import VesselReply as VesselReply
+from webui.vessels.reply_types import normalised_usage as normalised_usage
+from webui.vessels.streaming import Framing, StreamParser
 
 if TYPE_CHECKING:
     from webui.models import Vessel

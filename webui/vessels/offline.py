@@ -28,7 +28,8 @@ from webui.vessels.base import (
 )
 from webui.vessels.encoding import request_bytes
 from webui.vessels.offline_sentences import MEMORY_TOOL, reply_from_results, slot_answer_sentences
-from webui.vessels.streaming import Framing, PartialEvent, StreamParser
+from webui.vessels.reply_types import PartialEvent
+from webui.vessels.streaming import Framing, StreamParser
 
 VERB_MESSAGE = re.compile(r"\A\s*(remember|recall|ask)\s+(\S.*)\Z", re.IGNORECASE | re.DOTALL)
 FOR_EVERYONE = re.compile(r"\Afor\s+everyone\b[\s,:]*(\S.*)\Z", re.IGNORECASE | re.DOTALL)

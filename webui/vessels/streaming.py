@@ -1,9 +1,9 @@
-"""A vessel's reply as it arrives: the events a stream gives, the readers that cut a streamed body
-into records, and the parser each streaming adapter fills in for its provider's format.
+"""A vessel's reply as it arrives: the readers that cut a streamed body into records, and the
+parser each streaming adapter fills in for its provider's format.
 
-:meth:`VesselAdapter.stream <webui.vessels.base.VesselAdapter.stream>` yields :class:`TextDelta`
-and :class:`ToolCallStarted` events while the reply arrives and ends with one :class:`ReplyDone`.
-Each provider's records are read by a :class:`StreamParser`, which also assembles them into the
+:meth:`VesselAdapter.stream <webui.vessels.base.VesselAdapter.stream>` yields the events of
+:mod:`webui.vessels.reply_types` (:class:`TextDelta` and :class:`ToolCallStarted` while the reply
+arrives, then one :class:`ReplyDone`). Each provider's records are read by a :class:`StreamParser`, which also assembles them into the
 provider's non-streamed response, so the adapter's own ``parse_response`` (and its checks) turns a
 streamed response into exactly the reply ``complete()`` gives for the same response.
 """
@@ -11,48 +11,15 @@ streamed response into exactly the reply ``complete()`` gives for the same respo
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from webui.prompt_types import Prompt, derived_call_id
 from webui.text.lone_surrogates import lone_surrogate_path
 from webui.vessels.errors import VesselError, unencodable_text_error
-
-if TYPE_CHECKING:
-    from webui.vessels.replies import VesselReply
+from webui.vessels.reply_types import PartialEvent, TextDelta, ToolCallStarted
 
 #: How a streamed body is cut into records: server-sent events, or one JSON object a line.
 Framing = Literal["sse", "ndjson"]
-
-
-@dataclass(frozen=True)
-class TextDelta:
-    """A piece of the reply's text; the pieces, in order, make up the reply's text."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class ToolCallStarted:
-    """The vessel began tool call ``index`` (0 first, its place in the reply's ``tool_calls``):
-    its id and name are known, its arguments may still be arriving."""
-
-    index: int
-    id: str
-    name: str
-
-
-@dataclass(frozen=True)
-class ReplyDone:
-    """Always last: the reply ``complete()`` would have returned for the same response, checked."""
-
-    reply: "VesselReply"
-
-
-#: What :meth:`VesselAdapter.stream` yields.
-StreamEvent = TextDelta | ToolCallStarted | ReplyDone
-#: What a parser gives for one record: everything but the final :class:`ReplyDone`.
-PartialEvent = TextDelta | ToolCallStarted
 
 
 def body_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:

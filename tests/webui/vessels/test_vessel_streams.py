@@ -38,7 +38,7 @@ from webui.vessels.base import VesselAdapter
 from webui.vessels.errors import VesselError
 from webui.vessels.offline import OfflineAdapter
 from webui.vessels.registry import adapter_for
-from webui.vessels.streaming import ReplyDone, StreamEvent, TextDelta, ToolCallStarted
+from webui.vessels.reply_types import ReplyDone, StreamEvent, TextDelta, ToolCallStarted
 
 pytestmark = pytest.mark.django_db
 
