@@ -99,12 +99,12 @@ def post(
     connection: http.client.HTTPConnection, path: str, body: bytes, key: str | None = None
 ) -> int:
     """One POST on a kept-alive connection (``key``: its Idempotency-Key); the status, with
-    the answer read to the end."""
+    the response read to the end."""
     headers = HEADERS if key is None else {**HEADERS, "Idempotency-Key": key}
     connection.request("POST", path, body, headers)
-    answer = connection.getresponse()
-    answer.read()
-    return answer.status
+    response = connection.getresponse()
+    response.read()
+    return response.status
 
 
 def start_engine(url: str) -> tuple[subprocess.Popen[bytes], int, float]:

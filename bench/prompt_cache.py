@@ -143,7 +143,7 @@ def anthropic_cost(adapter: Any, bodies: list[bytes]) -> tuple[float, float, int
     cache = ProviderCache(adapter=adapter, minimum=price.min_cacheable_tokens, explicit=True)
     bills = []
     for body in bodies:
-        seen = cache.answer(json.loads(body))
+        seen = cache.report_for(json.loads(body))
         bills.append(
             call_bill(
                 price,

@@ -44,9 +44,9 @@ def provider_double(pieces: int, pace: float) -> ThreadingHTTPServer:
                 self.stream(request)
             else:
                 time.sleep(pace * pieces)
-                self.answer(200, "application/json", json.dumps(completion("".join(words))))
+                self.respond(200, "application/json", json.dumps(completion("".join(words))))
 
-        def answer(self, code: int, kind: str, body: str) -> None:
+        def respond(self, code: int, kind: str, body: str) -> None:
             data = body.encode()
             self.send_response(code)
             self.send_header("Content-Type", kind)

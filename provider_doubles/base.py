@@ -132,7 +132,7 @@ class Kit:
     messages_key = "messages"
     has_ids = True
 
-    # -- answers -------------------------------------------------------------------------------
+    # -- responses -----------------------------------------------------------------------------
     def text_body(self, text: str) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -169,8 +169,8 @@ class Kit:
     def auth_ok(self, headers: Any) -> bool:
         return headers.get("Authorization") == "Bearer sk-test-SECRET"
 
-    # -- streamed answers ------------------------------------------------------------------------
-    #: How the provider frames a streamed answer, and whether its SSE events name their type.
+    # -- streamed responses ----------------------------------------------------------------------
+    #: How the provider frames a streamed response, and whether its SSE events name their type.
     framing = "sse"
     named_events = False
     #: The keys a streamed request adds to the request ``complete()`` sends.
@@ -181,7 +181,7 @@ class Kit:
         return self.url
 
     def stream_records(self, calls: list[dict[str, Any]], text: str = "") -> list[Any]:
-        """The records of a streamed answer saying what ``call_body``/``text_body`` say."""
+        """The records of a streamed response saying what ``call_body``/``text_body`` say."""
         raise NotImplementedError
 
     def stream_error(self) -> Any:
@@ -216,7 +216,7 @@ class Kit:
         """Answer every request as :func:`brain` says, streamed when the request asks for it."""
         counter = [0]
 
-        def answer(request: Any) -> tuple[int, dict[str, str], Any]:
+        def respond(request: Any) -> tuple[int, dict[str, str], Any]:
             body = json.loads(request.body)
             user_text, results = self.last_turn(body)
             said = brain(user_text, results, counter)
@@ -228,7 +228,7 @@ class Kit:
                 reply = self.text_body(said["text"])
             return 200, {"Content-Type": "application/json"}, json.dumps(reply)
 
-        rsps.add_callback(responses.POST, self.served_url, callback=answer)
+        rsps.add_callback(responses.POST, self.served_url, callback=respond)
 
     @property
     def served_url(self) -> str | re.Pattern[str]:

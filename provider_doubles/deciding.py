@@ -66,13 +66,13 @@ class DecidingProvider(threading.Thread):
                     provider.requests.append(request)
                 time.sleep(provider.delay)
                 if provider.fail:
-                    self.answer(500, {"error": {"message": "the model crashed", "type": "server"}})
+                    self.respond(500, {"error": {"message": "the model crashed", "type": "server"}})
                     return
                 choice, confidence, reason = provider.reader(*two_memories(request))
                 text = json.dumps({"choice": choice, "confidence": confidence, "reason": reason})
-                self.answer(200, OpenAICompatibleKit().text_body(text))
+                self.respond(200, OpenAICompatibleKit().text_body(text))
 
-            def answer(self, status: int, body: dict[str, Any]) -> None:
+            def respond(self, status: int, body: dict[str, Any]) -> None:
                 raw = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -144,7 +144,7 @@ class ProviderCache:
             + max(0, len(messages) - 1)
         )
 
-    def answer(self, body: dict[str, Any]) -> CacheRead:
+    def report_for(self, body: dict[str, Any]) -> CacheRead:
         """What the provider reports for the request ``body``, and the cache after it."""
         front, messages, marked, whole = self.units(body)
         key = tuple(front)
@@ -215,7 +215,7 @@ def serve_cached(rsps: responses.RequestsMock, kit: Kit, cache: ProviderCache) -
     ``cache`` reports for each request."""
     counter = [0]
 
-    def answer(request: Any) -> tuple[int, dict[str, str], str]:
+    def respond(request: Any) -> tuple[int, dict[str, str], str]:
         body = json.loads(request.body)
         user_text, results = kit.last_turn(body)
         said = brain(user_text, results, counter)
@@ -224,25 +224,25 @@ def serve_cached(rsps: responses.RequestsMock, kit: Kit, cache: ProviderCache) -
             if said["calls"]
             else kit.text_body(said["text"])
         )
-        seen = cache.answer(body)
+        seen = cache.report_for(body)
         reply = with_usage(kit.adapter, reply, seen, output=tokens(len(said["text"])) + 1)
         return 200, {"Content-Type": "application/json"}, json.dumps(reply)
 
-    rsps.add_callback(responses.POST, kit.served_url, callback=answer)
+    rsps.add_callback(responses.POST, kit.served_url, callback=respond)
 
 
 def offline_cached(cache: ProviderCache, original: Callable[..., Any]) -> Callable[..., Any]:
     """The offline vessel's ``send`` (``original``) with the usage ``cache`` reports in its
-    answer."""
+    response."""
 
     def send(self: Any, request: dict[str, Any]) -> dict[str, Any]:
-        answer = original(self, request)
-        seen = cache.answer(request)
-        answer["usage"] = {
+        response = original(self, request)
+        seen = cache.report_for(request)
+        response["usage"] = {
             "input_tokens": seen.prompt,
-            "output_tokens": answer["usage"]["output_tokens"],
+            "output_tokens": response["usage"]["output_tokens"],
             "cached_input_tokens": seen.read,
         }
-        return answer
+        return response
 
     return send

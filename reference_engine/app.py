@@ -2,7 +2,7 @@
 (:mod:`.service`) and in the tests (:mod:`.server`, in-process), both real HTTP.
 
 Every request gets a request id (its ``X-Request-Id`` when it is a sane one, else a new one),
-echoed on the answer and written in one access log line (method, path, status, milliseconds,
+echoed on the response and written in one access log line (method, path, status, milliseconds,
 request id: never the query string or the body, which may hold a member's words). The path,
 query and body are read and checked (:mod:`.reading`), the bearer token compared in constant
 time, and the route found by Werkzeug's routing (404, 405 with ``Allow``). Contract requests
@@ -23,9 +23,9 @@ from collections.abc import Iterable
 from http import HTTPStatus
 from typing import Any
 
-from reference_engine.control import CONTROL_URLS, ControlDoor, answer_control_call
-from reference_engine.errors import Asked, failure_answer
-from reference_engine.faults import Faults, answer_instead, faulted_answer
+from reference_engine.control import CONTROL_URLS, ControlDoor, control_response
+from reference_engine.errors import Asked, failure_response
+from reference_engine.faults import Faults, faulted_response, response_instead
 from reference_engine.reading import (
     decoded_json,
     printable_path,
@@ -33,10 +33,10 @@ from reference_engine.reading import (
     request_path,
     request_query,
 )
-from reference_engine.routes import CONTRACT_URLS, answer_contract_call
+from reference_engine.routes import CONTRACT_URLS, contract_response
 from reference_engine.souls import now_iso
 from reference_engine.state import EngineState
-from reference_engine.wire import Answer, ConnectionDropped, RawBody, Refusal, RequestLog
+from reference_engine.wire import ConnectionDropped, RawBody, Refusal, RequestLog, Response
 
 access_log = logging.getLogger(__name__)
 
@@ -75,9 +75,9 @@ def bearer_matches(header: str | None, token: str) -> bool:
     return hmac.compare_digest(sent, f"Bearer {token}".encode())
 
 
-def encoded(answer: Answer) -> tuple[str, list[tuple[str, str]], Iterable[bytes]]:
-    """A WSGI status line, headers and body for an answer."""
-    status, body, headers = answer
+def encoded(response: Response) -> tuple[str, list[tuple[str, str]], Iterable[bytes]]:
+    """A WSGI status line, headers and body for a response."""
+    status, body, headers = response
     try:
         reason = HTTPStatus(status).phrase
     except ValueError:
@@ -122,14 +122,14 @@ class EngineApp:
             request_id=request_id_of(environ),
         )
         try:
-            answer = self.answer(environ, asked)
+            response = self.respond(environ, asked)
         except ConnectionDropped:
             self.log_access(asked, "dropped", started)
             # gunicorn takes "not connected" as a client gone: it writes nothing, logs nothing.
             raise OSError(errno.ENOTCONN, "The connection was dropped on purpose.") from None
         except Exception as failure:  # noqa: BLE001 - the one handler: every failure answered
-            answer = failure_answer(failure, asked)
-        status, body, headers = answer
+            response = failure_response(failure, asked)
+        status, body, headers = response
         headers = {**headers, "X-Request-Id": asked.request_id}
         self.log_access(asked, str(status), started)
         line, pairs, chunks = encoded((status, body, headers))
@@ -156,14 +156,14 @@ class EngineApp:
                 headers={"WWW-Authenticate": "Bearer"},
             )
 
-    def answer(self, environ: dict[str, Any], asked: Asked) -> Answer:
-        """The answer to one request; a refusal or failure is raised for :mod:`.errors`
-        (under a fault, answered here, so that the fault acts on its answer too)."""
+    def respond(self, environ: dict[str, Any], asked: Asked) -> Response:
+        """The response to one request; a refusal or failure is raised for :mod:`.errors`
+        (under a fault, answered here, so that the fault acts on its response too)."""
         method = environ["REQUEST_METHOD"]
         path = request_path(environ)
         headers = Headers(environ)
         if path.startswith("/_control/"):
-            return self.answer_control(environ, method, path, headers)
+            return self.respond_control(environ, method, path, headers)
         raw = read_body(environ)
         try:
             body, unreadable = decoded_json(raw), None
@@ -183,18 +183,18 @@ class EngineApp:
         sock = environ.get("gunicorn.socket")
         fault = self.faults.take(path, method)
         if fault:
-            instead = answer_instead(fault, self.faults, sock)
+            instead = response_instead(fault, self.faults, sock)
             if instead is not None:
                 return instead
         try:
-            answer = self.answer_contract(environ, method, path, headers, body, unreadable)
+            response = self.respond_contract(environ, method, path, headers, body, unreadable)
         except Exception as failure:
             if not fault:
                 raise
-            answer = failure_answer(failure, asked)
-        return faulted_answer(fault, answer, sock) if fault else answer
+            response = failure_response(failure, asked)
+        return faulted_response(fault, response, sock) if fault else response
 
-    def answer_contract(
+    def respond_contract(
         self,
         environ: dict[str, Any],
         method: str,
@@ -202,13 +202,13 @@ class EngineApp:
         headers: Headers,
         body: Any,
         unreadable: Refusal | None,
-    ) -> Answer:
+    ) -> Response:
         self.check_token(headers)
         operation, arguments = CONTRACT_URLS.bind("engine").match(path, method)
         query = request_query(environ)
         if unreadable is not None:
             raise unreadable
-        return answer_contract_call(
+        return contract_response(
             state=self.state,
             operation=operation,
             arguments=arguments,
@@ -217,11 +217,11 @@ class EngineApp:
             body=body,
         )
 
-    def answer_control(
+    def respond_control(
         self, environ: dict[str, Any], method: str, path: str, headers: Headers
-    ) -> Answer:
+    ) -> Response:
         if not self.control:
             raise Refusal(404, "not_found", f"No route {method} {path}.")
         self.check_token(headers)
         endpoint, _ = CONTROL_URLS.bind("engine").match(path, method)
-        return answer_control_call(self.door, endpoint, decoded_json(read_body(environ)))
+        return control_response(self.door, endpoint, decoded_json(read_body(environ)))

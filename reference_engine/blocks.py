@@ -1,4 +1,4 @@
-"""The block answer of one (revision, viewer): bounded by the budget, chosen once and kept.
+"""The block body of one (revision, viewer): bounded by the budget, chosen once and kept.
 
 A revision made before blocks had a budget (``bounded_from``, :mod:`.storage.blocks`) renders
 every visible memory, as it always did, so a block pinned before the upgrade keeps its bytes.
@@ -24,10 +24,10 @@ from reference_engine.storage.database import Database
 from reference_engine.storage.revisions import block_at, revision_name
 
 
-def block_answer(
+def block_body(
     database: Database, soul: str, revision: int | None, viewer: str | None, *, budget: int
 ) -> dict[str, Any]:
-    """The contract's block answer of ``revision`` (the head when None) for ``viewer``, with
+    """The contract's block body of ``revision`` (the head when None) for ``viewer``, with
     ``left_out``. Raises :class:`~.souls.UnknownRevision` or :class:`~.souls.RevisionGone`."""
     with database.read() as cursor:
         head, bounded_from = head_and_bounded_from(cursor, soul)
@@ -36,7 +36,7 @@ def block_answer(
             raise UnknownRevision(revision_name(number))
         if number < bounded_from:
             ids, text = block_at(cursor, soul, number, viewer)
-            return answer(soul, number, viewer, ids, text, left_out=0)
+            return shaped_body(soul, number, viewer, ids, text, left_out=0)
         selection = stored_selection(cursor, soul, number, viewer)
         if selection is not None:
             held = held_rows(cursor, soul, number, viewer, selection)
@@ -66,10 +66,12 @@ def rendered(
     held: list[tuple[str, Candidate]],
 ) -> dict[str, Any]:
     text = render([candidate for _, candidate in held], selection.left_out)
-    return answer(soul, number, viewer, [i for i, _ in held], text, left_out=selection.left_out)
+    return shaped_body(
+        soul, number, viewer, [i for i, _ in held], text, left_out=selection.left_out
+    )
 
 
-def answer(
+def shaped_body(
     soul: str, number: int, viewer: str | None, ids: list[str], text: str, *, left_out: int
 ) -> dict[str, Any]:
     return {

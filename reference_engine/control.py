@@ -17,7 +17,7 @@ from typing import Any
 from reference_engine.faults import MODES, Faults
 from reference_engine.souls import SCOPES
 from reference_engine.state import EngineState
-from reference_engine.wire import Answer, Refusal, RequestLog, invalid, url_map
+from reference_engine.wire import Refusal, RequestLog, Response, invalid, url_map
 
 REDACTED = "[redacted]"
 SECRET_HEADERS = {"authorization", "cookie", "proxy-authorization"}
@@ -51,8 +51,8 @@ def redacted(entry: dict[str, Any]) -> dict[str, Any]:
     return {**entry, "headers": headers}
 
 
-def answer_control_call(door: ControlDoor, endpoint: str, body: Any) -> Answer:
-    """The answer to one routed control request; ``body`` is the decoded JSON (None: none)."""
+def control_response(door: ControlDoor, endpoint: str, body: Any) -> Response:
+    """The response to one routed control request; ``body`` is the decoded JSON (None: none)."""
     if body is None:
         body = {}
     if not isinstance(body, dict):
@@ -75,7 +75,7 @@ def answer_control_call(door: ControlDoor, endpoint: str, body: Any) -> Answer:
     return change_settings(door, body)
 
 
-def change_settings(door: ControlDoor, body: dict[str, Any]) -> Answer:
+def change_settings(door: ControlDoor, body: dict[str, Any]) -> Response:
     if "answer_delay" in body:
         delay = body["answer_delay"]
         if isinstance(delay, bool) or not isinstance(delay, int | float) or delay < 0:
@@ -84,7 +84,7 @@ def change_settings(door: ControlDoor, body: dict[str, Any]) -> Answer:
     return 200, {"answer_delay": door.state.answer_delay}, {}
 
 
-def add_memory(door: ControlDoor, body: dict[str, Any]) -> Answer:
+def add_memory(door: ControlDoor, body: dict[str, Any]) -> Response:
     """Add one memory as a test or demo asks: household and said by no one unless told."""
     soul, text = body.get("soul"), body.get("text")
     scope, member = body.get("scope", "household"), body.get("member")

@@ -1,4 +1,4 @@
-"""The one place a failure becomes an answer: every exception raised while a request is
+"""The one place a failure becomes a response: every exception raised while a request is
 answered turns into the contract's ``{"error": {"code", "message"}}`` (with ``details`` for a
 malformed request) and the right status.
 
@@ -21,7 +21,7 @@ from reference_engine.keeping import NotCurrent, SameWords
 from reference_engine.souls import NoOwner, RevisionGone, UnknownItem, UnknownRevision
 from reference_engine.state import BadCursor
 from reference_engine.storage.portable import ImportConflict
-from reference_engine.wire import Answer, Refusal, error
+from reference_engine.wire import Refusal, Response, error
 
 logger = logging.getLogger(__name__)
 
@@ -54,11 +54,11 @@ KNOWN: list[tuple[type[Exception], int, str, str | None]] = [
 """The engine's own refusals: status, code, and the message (None: the refusal's own words)."""
 
 
-def failure_answer(failure: Exception, asked: Asked) -> Answer:
-    """The contract's error answer for ``failure``; an unexpected one is logged, and its words
-    kept out of the answer."""
+def failure_response(failure: Exception, asked: Asked) -> Response:
+    """The contract's error response for ``failure``; an unexpected one is logged, and its words
+    kept out of the response."""
     if isinstance(failure, Refusal):
-        return failure.answer()
+        return failure.response()
     if isinstance(failure, MethodNotAllowed):
         allowed = ", ".join(sorted(failure.valid_methods or []))
         message = f"{asked.method} is not allowed on {asked.path}; it takes {allowed}."

@@ -3,8 +3,8 @@
 ``down`` (close the connection at once), ``latency`` (answer after ``seconds``), ``hang`` (accept
 and never answer), ``drip`` (one byte every ``seconds``), ``error`` (``status``, 503 by default; a
 3xx carries a ``Location``), ``throttle`` (429 with ``Retry-After``), ``garbage`` (invalid JSON),
-``wrong_shape`` (or the given ``body``), ``oversized`` (a 2 MB answer), ``reset`` (process the
-request, then reset the connection without answering), ``lone_surrogate`` (the usual answer with
+``wrong_shape`` (or the given ``body``), ``oversized`` (a 2 MB response), ``reset`` (process the
+request, then reset the connection without answering), ``lone_surrogate`` (the usual response with
 ``"\\ud800"``, valid JSON, added to each string, or with ``fields`` only to those under these
 keys). ``paths`` limits a fault to path prefixes, ``methods`` to those HTTP methods (so a
 forget's ``DELETE`` can fail while the item's lookup ``GET`` on the same path answers), and
@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from reference_engine.wire import Answer, ConnectionDropped, RawBody, error
+from reference_engine.wire import ConnectionDropped, RawBody, Response, error
 
 MODES = {
     "down",
@@ -93,7 +93,7 @@ class Faults:
 
 
 def drop(sock: socket.socket | None, *, reset: bool = False) -> None:
-    """Close the request's connection without an answer (with RST when ``reset``)."""
+    """Close the request's connection without a response (with RST when ``reset``)."""
     if sock is not None:
         if reset:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -101,10 +101,10 @@ def drop(sock: socket.socket | None, *, reset: bool = False) -> None:
     raise ConnectionDropped
 
 
-def answer_instead(
+def response_instead(
     fault: dict[str, Any], faults: Faults, sock: socket.socket | None
-) -> Answer | None:
-    """The answer a fault sends instead of the route's (None: the route answers).
+) -> Response | None:
+    """The response a fault sends instead of the route's (None: the route answers).
 
     ``down`` and ``hang`` raise :class:`ConnectionDropped` once the connection is closed.
     """
@@ -134,9 +134,11 @@ def answer_instead(
     return None
 
 
-def faulted_answer(fault: dict[str, Any], answer: Answer, sock: socket.socket | None) -> Answer:
-    """The route's answer as the fault has it (``reset`` raises :class:`ConnectionDropped`)."""
-    status, body, headers = answer
+def faulted_response(
+    fault: dict[str, Any], response: Response, sock: socket.socket | None
+) -> Response:
+    """The route's response as the fault has it (``reset`` raises :class:`ConnectionDropped`)."""
+    status, body, headers = response
     if fault["mode"] == "lone_surrogate":
         return status, with_lone_surrogates(body, fault.get("fields")), headers
     if fault["mode"] == "reset":
@@ -144,7 +146,7 @@ def faulted_answer(fault: dict[str, Any], answer: Answer, sock: socket.socket | 
     if fault["mode"] == "drip":
         data = b"" if body is None else json.dumps(body).encode("utf-8")
         return status, RawBody(dripped(data, float(fault.get("seconds", 0.2))), len(data)), headers
-    return answer
+    return response
 
 
 def dripped(data: bytes, seconds: float) -> Iterator[bytes]:

@@ -47,7 +47,7 @@ def said_by(member: str | None, name: str | None) -> dict[str, str] | None:
     return {"member": member, "name": name or member} if member else None
 
 
-def answer(cursor: Cursor, soul: str, item_id: str, viewer: str | None) -> dict[str, Any]:
+def item_body(cursor: Cursor, soul: str, item_id: str, viewer: str | None) -> dict[str, Any]:
     memory = find_memory(cursor, soul, item_id, viewer=viewer)
     return {
         "item": shown(cursor, [memory], viewer=viewer)[0],
@@ -62,7 +62,7 @@ def add(
     words = checked_text(text)
     with state.database.write() as cursor:
         _, item_id = keep_memory(cursor, soul, NewMemory(words, scope, said_by(member, name), {}))
-        return answer(cursor, soul, item_id, member)
+        return item_body(cursor, soul, item_id, member)
 
 
 def correct(
@@ -95,7 +95,7 @@ def correct(
             confidence=1.0,
             rev=rev,
         )
-        return answer(cursor, soul, new_id, viewer)
+        return item_body(cursor, soul, new_id, viewer)
 
 
 def restore(state: Any, soul: str, item_id: str, *, viewer: str | None) -> dict[str, Any]:
@@ -116,7 +116,7 @@ def restore(state: Any, soul: str, item_id: str, *, viewer: str | None) -> dict[
                 judged_by=f"member {viewer}" if viewer else "an unattended caller",
                 rev=rev,
             )
-        return answer(cursor, soul, item_id, viewer)
+        return item_body(cursor, soul, item_id, viewer)
 
 
 __all__ = ["NotCurrent", "SameWords", "UnknownItem", "add", "correct", "restore", "shown"]

@@ -8,7 +8,7 @@ the query that counts is an exact match and comes first, as words ranked it. The
 and the meaning threshold were chosen on ``bench/data/recall_quality.json``
 (``bench/recall_quality.py`` prints words, meaning and fused side by side). An item is ``matched_by: "words"`` when a query word
 (stemmed, not a stop word) is in it, else ``"meaning"`` (no word shared, close in meaning). The
-whole answer is ``"words"`` when any item matched by words, ``"meaning"`` when all matched by
+whole recall's ``match`` is ``"words"`` when any item matched by words, ``"meaning"`` when all matched by
 meaning, and ``"fallback"`` (the most recent memories) when neither found anything. With meaning
 off (``--recall words``, or a contract version 2 caller) it answers as word-only recall did.
 """
@@ -55,7 +55,7 @@ def fused(words: list[Memory], near: list[Memory], limit: int, query: str = "") 
     return [*first, *(memories[seq] for seq in rest)][:limit]
 
 
-def recall_answer(
+def recall_body(
     database: Database,
     index: MeaningIndex,
     soul: str,
@@ -66,7 +66,7 @@ def recall_answer(
     meaning: bool,
     language: str,
 ) -> dict[str, Any]:
-    """The recall answer (contract version 3's shape) for ``viewer``."""
+    """The recall body (contract version 3's shape) for ``viewer``."""
     depth = max(limit * 4, 20) if meaning else limit
     with database.read() as cursor:
         by_words = ranked_matches(
@@ -98,9 +98,9 @@ def recall_answer(
     }
 
 
-def for_version_2(answer: dict[str, Any]) -> dict[str, Any]:
-    """A words-only answer as contract version 2 has it: ``exact`` for a word match, and no
+def for_version_2(body: dict[str, Any]) -> dict[str, Any]:
+    """A words-only body as contract version 2 has it: ``exact`` for a word match, and no
     ``matched_by``."""
-    match = "exact" if answer["match"] == "words" else answer["match"]
-    items = [{k: v for k, v in i.items() if k != "matched_by"} for i in answer["items"]]
-    return {**answer, "match": match, "items": items}
+    match = "exact" if body["match"] == "words" else body["match"]
+    items = [{k: v for k, v in i.items() if k != "matched_by"} for i in body["items"]]
+    return {**body, "match": match, "items": items}

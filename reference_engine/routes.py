@@ -2,7 +2,7 @@
 functions of a call, found by Werkzeug's routing.
 
 :data:`CONTRACT_URLS` maps each path and method to the route, named by its ``operationId`` in
-``docs/engine-openapi.yaml``. :func:`answer_contract_call` checks the contract version header,
+``docs/engine-openapi.yaml``. :func:`contract_response` checks the contract version header,
 checks the body, query and path parameters against that document (:mod:`.request_schemas`),
 and runs the route; anything refused is raised, and :mod:`.errors` answers it. A version 2 caller
 gets the version 2 shapes: the fields version 3 added are taken out, and its routes are not
@@ -20,8 +20,8 @@ from reference_engine.state import EngineState
 from reference_engine.wire import (
     CONTRACT_HEADER_NAME,
     CONTRACT_VERSIONS,
-    Answer,
     Refusal,
+    Response,
     url_map,
 )
 
@@ -54,12 +54,12 @@ VERSION_3_ITEM = ("keep", "supersedes", "superseded_by", "decision")
 """What version 3 added to an item."""
 
 
-def for_version(call: Call, answer: dict[str, Any]) -> dict[str, Any]:
-    """``answer`` as the caller's contract version has it: version 2 never had ``left_out`` on
+def for_version(call: Call, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as the caller's contract version has it: version 2 never had ``left_out`` on
     a block nor ``keep``, ``supersedes``, ``superseded_by`` or ``decision`` on an item."""
     if call.v3:
-        return answer
-    shown = without(answer, "left_out")
+        return body
+    shown = without(body, "left_out")
     if isinstance(shown.get("item"), dict):
         shown["item"] = without(shown["item"], *VERSION_3_ITEM)
     if isinstance(shown.get("items"), list):
@@ -69,16 +69,16 @@ def for_version(call: Call, answer: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
-def route_head(call: Call, soul: str) -> Answer:
+def route_head(call: Call, soul: str) -> Response:
     return 200, for_version(call, call.state.block(soul, viewer=call.query_viewer())), {}
 
 
-def route_block(call: Call, soul: str, revision: str) -> Answer:
+def route_block(call: Call, soul: str, revision: str) -> Response:
     found = call.state.block(soul, revision, viewer=call.query_viewer())
     return 200, for_version(call, found), {}
 
 
-def route_event(call: Call) -> Answer:
+def route_event(call: Call) -> Response:
     body = call.body
     if call.headers.get("Idempotency-Key") != body["id"]:
         raise Refusal(400, "idempotency_key", "Idempotency-Key must be the id.")
@@ -86,7 +86,7 @@ def route_event(call: Call) -> Answer:
     return (202 if fresh else 200), {"id": body["id"], "duplicate": not fresh}, {}
 
 
-def route_recall(call: Call) -> Answer:
+def route_recall(call: Call) -> Response:
     body = call.body
     limit = body.get("limit", 5)
     version = 3 if call.v3 else 2
@@ -96,47 +96,47 @@ def route_recall(call: Call) -> Answer:
     return 200, for_version(call, found), {}
 
 
-def route_ask(call: Call) -> Answer:
+def route_ask(call: Call) -> Response:
     body = call.body
     viewer = call.body_viewer()
     ask_id = call.state.ask(body["soul"], body["conversation"], body["question"], viewer=viewer)
     return 202, {"ask_id": ask_id}, {}
 
 
-def route_answers(call: Call, id: str) -> Answer:  # noqa: A002 - the contract's name
+def route_answers(call: Call, id: str) -> Response:  # noqa: A002 - the contract's name
     answers = call.state.answers(id)
     return 200, {"answers": answers if call.v3 else [without(a, "items") for a in answers]}, {}
 
 
-def route_ack(call: Call, id: str) -> Answer:  # noqa: A002 - the contract's name
+def route_ack(call: Call, id: str) -> Response:  # noqa: A002 - the contract's name
     call.state.ack(id, list(call.body["ids"]))
     return 204, None, {}
 
 
-def without(answer: dict[str, Any], *names: str) -> dict[str, Any]:
-    """``answer`` without the fields a version 2 caller never had."""
-    return {key: value for key, value in answer.items() if key not in names}
+def without(body: dict[str, Any], *names: str) -> dict[str, Any]:
+    """``body`` without the fields a version 2 caller never had."""
+    return {key: value for key, value in body.items() if key not in names}
 
 
-def route_brief(call: Call) -> Answer:
+def route_brief(call: Call) -> Response:
     brief = call.state.brief(call.body["soul"])
     return 200, (brief if call.v3 else without(brief, "items", "viewer", "fallback")), {}
 
 
-def route_bundle(call: Call) -> Answer:
+def route_bundle(call: Call) -> Response:
     body = call.body
     bundle = call.state.bundle(body["soul"], body["job"], body.get("revision"))
     return 200, (bundle if call.v3 else without(bundle, "items", "viewer")), {}
 
 
-def route_item(call: Call, soul: str, id: str) -> Answer:  # noqa: A002 - the contract's name
+def route_item(call: Call, soul: str, id: str) -> Response:  # noqa: A002 - the contract's name
     """Version 3: one item the viewer may see, found by its id."""
     if not call.v3:
         raise Refusal(404, "not_found", "Finding one item needs contract version 3.")
     return 200, call.state.item(soul, id, viewer=call.query_viewer()), {}
 
 
-def route_items(call: Call, soul: str) -> Answer:
+def route_items(call: Call, soul: str) -> Response:
     """The current items the viewer may see; version 3's ``replaced=orphaned``: the replaced
     items no current memory they see replaced (forgotten, replaced again, or not theirs to see)."""
     replaced = call.query.get("replaced")
@@ -153,17 +153,17 @@ def route_items(call: Call, soul: str) -> Answer:
     return 200, for_version(call, listing), {}
 
 
-def route_members(call: Call, soul: str) -> Answer:
+def route_members(call: Call, soul: str) -> Response:
     return 200, call.state.members(soul), {}
 
 
-def route_forget(call: Call, soul: str, id: str) -> Answer:  # noqa: A002 - the contract's name
+def route_forget(call: Call, soul: str, id: str) -> Response:  # noqa: A002 - the contract's name
     """Forget one item; for version 3, forgetting an item already forgotten is a success."""
     viewer = call.query_viewer()
     return 200, call.state.forget(soul, id, viewer=viewer, again_ok=call.v3), {}
 
 
-def route_change_item(call: Call, soul: str, id: str) -> Answer:  # noqa: A002 - the contract's name
+def route_change_item(call: Call, soul: str, id: str) -> Response:  # noqa: A002 - the contract's name
     """Change an item's ``scope``, its ``keep`` mark (version 3), or both; at least one."""
     body = call.body
     keep_given = call.v3 and "keep" in body
@@ -178,7 +178,7 @@ def route_change_item(call: Call, soul: str, id: str) -> Answer:  # noqa: A002 -
     return 200, for_version(call, changed), {}
 
 
-def route_add_item(call: Call, soul: str) -> Answer:
+def route_add_item(call: Call, soul: str) -> Response:
     """Version 3: keep a memory a member gives on the memory page, as ``remember`` would."""
     if not call.v3:
         raise Refusal(404, "not_found", "Adding an item needs contract version 3.")
@@ -191,7 +191,7 @@ def route_add_item(call: Call, soul: str) -> Answer:
     return 201, added, {}
 
 
-def route_correct_item(call: Call, soul: str, id: str) -> Answer:  # noqa: A002 - the contract's name
+def route_correct_item(call: Call, soul: str, id: str) -> Response:  # noqa: A002 - the contract's name
     """Version 3: new words replacing one current item, by the member's own decision."""
     if not call.v3:
         raise Refusal(404, "not_found", "Correcting an item needs contract version 3.")
@@ -202,7 +202,7 @@ def route_correct_item(call: Call, soul: str, id: str) -> Answer:  # noqa: A002 
     return 200, corrected, {}
 
 
-def route_restore_item(call: Call, soul: str, id: str) -> Answer:  # noqa: A002 - the contract's name
+def route_restore_item(call: Call, soul: str, id: str) -> Response:  # noqa: A002 - the contract's name
     """Version 3: a replaced item made a current memory again."""
     if not call.v3:
         raise Refusal(404, "not_found", "Restoring an item needs contract version 3.")
@@ -217,12 +217,12 @@ def text_of(body: dict[str, Any]) -> str:
     return text
 
 
-def route_forget_member(call: Call, soul: str, member: str) -> Answer:
+def route_forget_member(call: Call, soul: str, member: str) -> Response:
     forgotten = call.state.forget_member(soul, member)
     return 200, (forgotten if call.v3 else without(forgotten, "ids")), {}
 
 
-def route_export(call: Call, soul: str) -> Answer:
+def route_export(call: Call, soul: str) -> Response:
     """Version 3: one page of every live memory of the soul, oldest first, for an admin's export."""
     if not call.v3:
         raise Refusal(404, "not_found", "Exporting a soul needs contract version 3.")
@@ -232,7 +232,7 @@ def route_export(call: Call, soul: str) -> Answer:
     return 200, page, {}
 
 
-def route_import(call: Call, soul: str) -> Answer:
+def route_import(call: Call, soul: str) -> Response:
     """Version 3: take a batch of items into the soul, idempotently by id, all or nothing."""
     if not call.v3:
         raise Refusal(404, "not_found", "Importing into a soul needs contract version 3.")
@@ -246,7 +246,7 @@ def route_import(call: Call, soul: str) -> Answer:
     return 200, done, {}
 
 
-ROUTES: dict[str, Callable[..., Answer]] = {
+ROUTES: dict[str, Callable[..., Response]] = {
     "getHead": route_head,
     "getBlock": route_block,
     "postEvent": route_event,
@@ -306,7 +306,7 @@ def contract_version(headers: Any) -> str:
     return version
 
 
-def answer_contract_call(
+def contract_response(
     *,
     state: EngineState,
     operation: str,
@@ -314,8 +314,8 @@ def answer_contract_call(
     query: dict[str, list[str]],
     headers: Any,
     body: Any,
-) -> Answer:
-    """The answer to one routed contract request; ``body`` is the decoded JSON (None: none)."""
+) -> Response:
+    """The response to one routed contract request; ``body`` is the decoded JSON (None: none)."""
     version = contract_version(headers)
     checked_path(operation, arguments)
     call = Call(

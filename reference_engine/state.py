@@ -17,13 +17,13 @@ from typing import Any
 from reference_engine import keeping
 from reference_engine.backfill import Backfill
 from reference_engine.block_budget import HEADING_ROOM, bundle_heading
-from reference_engine.blocks import block_answer
+from reference_engine.blocks import block_body
 from reference_engine.brain_client import BrainClient
 from reference_engine.config import DEFAULTS
 from reference_engine.cursors import BadCursor, cursor_position, known_number
 from reference_engine.events import NewMemory, remembered_by_event
 from reference_engine.meaning import MeaningIndex
-from reference_engine.recall import for_version_2, recall_answer
+from reference_engine.recall import for_version_2, recall_body
 from reference_engine.souls import Memory, UnknownItem, now_iso, words_of
 from reference_engine.storage import asks as ask_rows
 from reference_engine.storage import memories as rows
@@ -119,14 +119,14 @@ class EngineState:
     def block(
         self, soul: str, revision: str | None = None, *, viewer: str | None = None
     ) -> dict[str, Any]:
-        """The block answer of ``revision`` (the head when None) for ``viewer``, within the
+        """The block body of ``revision`` (the head when None) for ``viewer``, within the
         budget (an unattended run's leaves room for a bundle's heading), with ``left_out``.
 
         Raises :class:`~.souls.UnknownRevision` or :class:`~.souls.RevisionGone`.
         """
         number = None if revision is None else known_number(revision)
         budget = self.block_chars - (HEADING_ROOM if viewer is None else 0)
-        return block_answer(self.database, soul, number, viewer, budget=budget)
+        return block_body(self.database, soul, number, viewer, budget=budget)
 
     def recall(
         self, soul: str, query: str, limit: int, *, viewer: str | None = None, version: int = 3
@@ -134,7 +134,7 @@ class EngineState:
         """The visible memories ranked by the words and the meaning of ``query`` (words only
         with ``--recall words``, or for a version 2 caller), or the most recent, saying so."""
         meaning = self.recall_mode == "meaning" and version >= 3
-        answer = recall_answer(
+        body = recall_body(
             self.database,
             self.meaning,
             soul,
@@ -144,7 +144,7 @@ class EngineState:
             meaning=meaning,
             language=self.language,
         )
-        return answer if version >= 3 else for_version_2(answer)
+        return body if version >= 3 else for_version_2(body)
 
     # -- management ---------------------------------------------------------------------------
     def items(
@@ -196,7 +196,7 @@ class EngineState:
     def item(self, soul: str, item_id: str, *, viewer: str | None) -> dict[str, Any]:
         """One item ``viewer`` may see (else :class:`~.souls.UnknownItem`), with the head."""
         with self.database.read() as cursor:
-            return keeping.answer(cursor, soul, item_id, viewer)
+            return keeping.item_body(cursor, soul, item_id, viewer)
 
     def add_item(
         self, soul: str, text: Any, *, scope: str, viewer: str | None, name: str | None = None

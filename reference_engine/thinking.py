@@ -224,7 +224,7 @@ class Thinker:
             except DoorFailed as failed:
                 block, reason = "", failed.reason
             if block:
-                return brief_answer(block, revision, ids, fallback=None)
+                return brief_body(block, revision, ids, fallback=None)
         heading = (
             f"Recent household memories for this wake (a fallback: they were not curated, "
             f"because {reason}).\n"
@@ -240,12 +240,12 @@ class Thinker:
         )
         by_seq = {memory.seq: memory.id for memory in recent}
         text = heading + render(held, 0)
-        return brief_answer(
+        return brief_body(
             text, revision, [by_seq[c.seq] for c in held], fallback={"reason": reason}
         )
 
 
-def brief_answer(
+def brief_body(
     text: str, revision: str, ids: list[str], *, fallback: dict[str, str] | None
 ) -> dict[str, Any]:
     """A brief in the contract's shape; ``items`` are every item offered, so a brief holding one

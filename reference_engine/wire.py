@@ -1,9 +1,9 @@
 """What every part of the reference engine's HTTP side shares: the contract header, the shape of
-an answer and of a refusal, raw bodies for fault modes, and the request log.
+a response and of a refusal, raw bodies for fault modes, and the request log.
 
-An answer is ``(status, body, headers)``: ``body`` is JSON-able (None for no body) or a
+A response is ``(status, body, headers)``: ``body`` is JSON-able (None for no body) or a
 :class:`RawBody` sent as it is. A :class:`Refusal` raised anywhere while a request is answered
-becomes the contract's error answer (:mod:`.errors` turns every exception into one).
+becomes the contract's error response (:mod:`.errors` turns every exception into one).
 :class:`ConnectionDropped` tells the server the connection was closed on purpose (a fault mode)
 and nothing is to be written. :func:`url_map` writes the contract's and the control door's URLs
 the one way.
@@ -21,7 +21,7 @@ CONTRACT_VERSIONS = ("2", "3")
 """The contract versions this engine speaks; a call naming none is taken as version 2."""
 NEWEST_VERSION = CONTRACT_VERSIONS[-1]
 
-Answer = tuple[int, Any, dict[str, str]]
+Response = tuple[int, Any, dict[str, str]]
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,8 @@ class Refusal(Exception):
         self.details = details or []
         self.headers = headers or {}
 
-    def answer(self) -> Answer:
-        """The contract's error answer for this refusal."""
+    def response(self) -> Response:
+        """The contract's error response for this refusal."""
         return error(self.status, self.code, self.message, details=self.details, **self.headers)
 
 
@@ -73,8 +73,8 @@ def error(
     *,
     details: list[dict[str, str]] | None = None,
     **headers: str,
-) -> Answer:
-    """The contract's error answer: ``{"error": {"code", "message"}}``, with ``details`` when
+) -> Response:
+    """The contract's error response: ``{"error": {"code", "message"}}``, with ``details`` when
     there are any."""
     body: dict[str, Any] = {"code": code, "message": message}
     if details:

@@ -87,14 +87,14 @@ def webhook_id_problem(webhook_id: str) -> str:
     return ""
 
 
-def reply_bytes(body: dict[str, Any]) -> bytes:
-    """The answer's bytes, rendered once: sent to the first call and kept for its replays. JSON
+def response_bytes(body: dict[str, Any]) -> bytes:
+    """The response's bytes, rendered once: sent to the first call and kept for its replays. JSON
     escapes a NUL (``\\u0000``), so the text fits any text column; a lone surrogate, which no
     response can carry, raises here."""
     return JSONRenderer().render(body)
 
 
-def json_answer(status: int, raw: bytes) -> HttpResponse:
+def json_response(status: int, raw: bytes) -> HttpResponse:
     return HttpResponse(raw, status=status, content_type="application/json")
 
 
@@ -113,7 +113,7 @@ def end_row_failed(call: BrainCall, body: dict[str, Any]) -> None:
         outcome=call.outcome,
         status_code=call.status_code,
         latency_ms=call.latency_ms,
-        response_body=reply_bytes(body).decode() if call.webhook_id else None,
+        response_body=response_bytes(body).decode() if call.webhook_id else None,
     )
 
 
@@ -137,7 +137,7 @@ class DoorCall:
         call.latency_ms = int((time.monotonic() - self.started) * 1000)
         call.lease_until = None
         try:
-            raw = reply_bytes(body)
+            raw = response_bytes(body)
             if call.webhook_id:
                 call.response_body = raw.decode()
             with transaction.atomic():  # a failed save must not poison the ending below
@@ -148,8 +148,8 @@ class DoorCall:
             logger.exception("Brain call %s could not be stored as it ended", call.request_id)
             status, body = 500, unexpected_failure_body(call, error)
             end_row_failed(call, body)
-            raw = reply_bytes(body)
-        response = json_answer(status, raw)
+            raw = response_bytes(body)
+        response = json_response(status, raw)
         response["X-Request-Id"] = call.request_id
         for name, value in headers.items():
             response[name.replace("_", "-")] = value
@@ -217,7 +217,7 @@ class BrainDoorView(APIView):
             wait = max(1, int(memory_settings.BRAIN_DEADLINE / 3))
             body = throttled_body("The door runs as many calls as it may; try again soon.", wait)
             body["error"]["code"] = "busy"
-            response = json_answer(503, reply_bytes(body))
+            response = json_response(503, response_bytes(body))
             response["Retry-After"] = str(wait)
             return response
         try:
@@ -334,7 +334,7 @@ class BrainDoorView(APIView):
                 error_body("in_progress", "The first call with this webhook-id is still running."),
                 BrainCall.Outcome.CONFLICT,
             )
-        response = json_answer(earlier.status_code, (earlier.response_body or "null").encode())
+        response = json_response(earlier.status_code, (earlier.response_body or "null").encode())
         response["X-Request-Id"] = earlier.request_id
         response["Idempotent-Replayed"] = "true"
         return response

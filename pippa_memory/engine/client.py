@@ -3,7 +3,7 @@
 The wire is the host's :mod:`webui.outbound_http` (a session for the ``memory-engine`` role, connect
 and read timeouts, a total deadline so a dripping engine is cut off, a response-size cap, redirects
 never followed). What is the engine's own lives here: a bearer token, the contract version
-(``X-Memory-Contract``) and an ``X-Request-Id`` on every call, every answer's JSON shape validated,
+(``X-Memory-Contract``) and an ``X-Request-Id`` on every call, every response's JSON shape validated,
 and one process-wide circuit breaker (pybreaker) that makes calls cost nothing after repeated
 failures until its reset time. It never raises: a
 call that did not work returns an :class:`EngineOutcome` whose ``reason`` says why, which is what
@@ -34,7 +34,7 @@ SESSION = outbound_http.OutgoingSession(role="memory-engine", from_environment=F
 
 
 class EngineFailure(Exception):
-    """A call that counts against the breaker: no answer, a 5xx, or an answer we cannot use.
+    """A call that counts against the breaker: no response, a 5xx, or a response we cannot use.
 
     ``detail`` may quote the engine (a schema message quotes the value it refused), so it is
     made fit to show (secrets masked) before anyone can show or log it.
@@ -139,10 +139,10 @@ def call_engine(
     the whole call, connect and every read, is over by then, and there is no default, so no
     caller inherits another's. ``read_timeout`` caps each read further (the chat turn's
     ``READ_TIMEOUT``); omitted, a read may wait for what is left of the budget, never longer.
-    ``schema`` validates a 2xx answer's JSON (a 2xx without a schema may have any JSON body, but
+    ``schema`` validates a 2xx response's JSON (a 2xx without a schema may have any JSON body, but
     never one holding a lone surrogate: reason ``unencodable_text``). A 4xx is returned as an
-    absent answer with its status and does not count against the breaker; failures (no answer,
-    5xx, unusable answer) do.
+    absent outcome with its status and does not count against the breaker; failures (no response,
+    5xx, unusable response) do.
     """
     request_id = uuid.uuid4().hex
     refusal = _not_callable(request_id)
@@ -152,7 +152,7 @@ def call_engine(
     reading = seconds if read_timeout is None else min(read_timeout, seconds)
     started = time.monotonic()
     try:
-        answer, data = BREAKER.get().call(
+        response, data = BREAKER.get().call(
             _exchange,
             method,
             f"{memory_settings.URL.rstrip('/')}{path}",
@@ -174,7 +174,9 @@ def call_engine(
         return _absent_after(
             failure, call=f"{method} {path.split('?')[0]}", started=started, request_id=request_id
         )
-    return _outcome_of(answer, data, latency_ms=_milliseconds_since(started), request_id=request_id)
+    return _outcome_of(
+        response, data, latency_ms=_milliseconds_since(started), request_id=request_id
+    )
 
 
 def call_in_turn(
@@ -235,26 +237,26 @@ def _milliseconds_since(started: float) -> int:
 
 
 def _outcome_of(
-    answer: outbound_http.ReadResponse, data: Any, *, latency_ms: int, request_id: str
+    response: outbound_http.ReadResponse, data: Any, *, latency_ms: int, request_id: str
 ) -> EngineOutcome:
     """A 2xx as an ``ok`` outcome with its data; a 4xx as absent (``http_<status>``), data kept."""
-    if answer.status >= 400:
+    if response.status >= 400:
         return EngineOutcome.absent(
-            f"http_{answer.status}",
-            f"The engine answered HTTP {answer.status}.",
-            status=answer.status,
+            f"http_{response.status}",
+            f"The engine answered HTTP {response.status}.",
+            status=response.status,
             data=data,
-            retry_after=outbound_http.retry_after_seconds(answer.headers.get("Retry-After")),
+            retry_after=outbound_http.retry_after_seconds(response.headers.get("Retry-After")),
             latency_ms=latency_ms,
             request_id=request_id,
         )
     return EngineOutcome(
         ok=True,
-        status=answer.status,
+        status=response.status,
         data=data,
         latency_ms=latency_ms,
         request_id=request_id,
-        headers=dict(answer.headers),
+        headers=dict(response.headers),
     )
 
 
@@ -282,7 +284,7 @@ def _exchange(
     if body is not None:
         headers["Content-Type"] = "application/json"
     try:
-        answer = outbound_http.exchange(
+        response = outbound_http.exchange(
             SESSION,
             method,
             url,
@@ -300,11 +302,11 @@ def _exchange(
         ) from None
     except outbound_http.OutgoingFailure as failure:
         raise _transport_failure(failure) from failure
-    return answer, _usable_data(answer, schema=schema)
+    return response, _usable_data(response, schema=schema)
 
 
 def _transport_failure(failure: outbound_http.OutgoingFailure) -> EngineFailure:
-    """Our failure for an answer that never (fully) came: too large, too late, or unreachable."""
+    """Our failure for a response that never (fully) came: too large, too late, or unreachable."""
     if isinstance(failure, outbound_http.BodyTooLarge):
         return EngineFailure("too_large", f"The engine's answer was refused: {failure}.")
     if isinstance(failure, outbound_http.NoTimeLeft):
@@ -315,25 +317,25 @@ def _transport_failure(failure: outbound_http.OutgoingFailure) -> EngineFailure:
 
 
 def wrong_shape_detail(error: jsonschema.ValidationError) -> str:
-    """Where an answer broke the schema and which rule it broke (the validator's name, such as
+    """Where a response broke the schema and which rule it broke (the validator's name, such as
     ``type`` or ``required``), never the value it held."""
     where = "/".join(str(p) for p in error.absolute_path) or "the answer"
     return f"The engine's answer has the wrong shape at {where} (rule: {error.validator})."
 
 
-def _usable_data(answer: outbound_http.ReadResponse, *, schema: dict[str, Any] | None) -> Any:
-    """The answer's JSON, checked; :class:`EngineFailure` for a 3xx, a 5xx or an unusable 2xx.
+def _usable_data(response: outbound_http.ReadResponse, *, schema: dict[str, Any] | None) -> Any:
+    """The response's JSON, checked; :class:`EngineFailure` for a 3xx, a 5xx or an unusable 2xx.
 
-    A 4xx is an answer: its body is kept when it is usable JSON and dropped (``None``) when not.
+    A 4xx is not a failure: its body is kept when it is usable JSON and dropped (``None``) when not.
     """
-    status = answer.status
+    status = response.status
     if status >= 500:
         raise EngineFailure("http_error", f"The engine answered HTTP {status}.", status=status)
     if 300 <= status < 400:
-        # Redirects are never followed; a moved engine is a misconfiguration, not a business answer.
+        # Redirects are never followed; a moved engine is a misconfiguration, not a refusal.
         raise EngineFailure("redirect", f"The engine answered HTTP {status}.", status=status)
     try:
-        parsed = json.loads(answer.body) if answer.body else None
+        parsed = json.loads(response.body) if response.body else None
     except ValueError as exc:
         if status < 300:
             raise EngineFailure("invalid_json", "The engine's answer is not JSON.") from exc

@@ -74,8 +74,8 @@ class Changed:
 
 
 @dataclass(frozen=True)
-class EngineAnswer:
-    """The engine's answer to a change: its data when confirmed with one, and why not when not
+class ChangeResponse:
+    """The engine's response to a change: its data when confirmed with one, and why not when not
     confirmed."""
 
     data: dict[str, Any] | None
@@ -108,15 +108,15 @@ def ask_for_change(
     tombstone_ids: list[int],
     body: Any = None,
     gone_is_done: bool = False,
-) -> EngineAnswer:
+) -> ChangeResponse:
     """Ask the engine for a change whose tombstones are recorded. Confirmed (or, with
     ``gone_is_done``, answered ``404 not_found``): done. Refused for sure: the tombstones are
     withdrawn and :class:`MemoryRefusal` raised. Anything else: not confirmed, tombstones kept."""
     outcome = services.call_for_management(method, path, schema=schema, body=body)
     if outcome.ok:
-        return EngineAnswer(data=outcome.data, confirmed=True)
+        return ChangeResponse(data=outcome.data, confirmed=True)
     if gone_is_done and is_not_found(outcome):
-        return EngineAnswer(data=None, confirmed=True)
+        return ChangeResponse(data=None, confirmed=True)
     if refused_for_sure(outcome):
         tombstones.withdraw_tombstones(tombstone_ids)
         raise services.refused(outcome)
@@ -127,7 +127,7 @@ def ask_for_change(
         outcome.reason,
         outcome.request_id,
     )
-    return EngineAnswer(data=None, confirmed=False, reason=outcome.reason)
+    return ChangeResponse(data=None, confirmed=False, reason=outcome.reason)
 
 
 def forget_item(*, soul: Soul, user: AbstractBaseUser, item_id: str) -> Changed:
@@ -151,17 +151,17 @@ def forget_item(*, soul: Soul, user: AbstractBaseUser, item_id: str) -> Changed:
         raise services.not_yours("forget")
     path = f"{services.soul_path(soul, 'items', item.id)}?{urlencode({'viewer': member_id(user)})}"
     stones = tombstones.record_tombstones(soul=soul, item_ids={item.id})
-    answer = ask_for_change(
+    response = ask_for_change(
         "DELETE", path, schema=contract.FORGOTTEN, tombstone_ids=stones, gone_is_done=True
     )
     repinned = forgetting.repin_holders(soul=soul, item_ids={item.id}, requested_by=user)
     purged = purge_forgotten_text(soul=soul, texts=[item.text])
     return Changed(
-        revision=answer.revision,
+        revision=response.revision,
         count=1,
         repinned=repinned,
-        confirmed=answer.confirmed,
-        reason=answer.reason,
+        confirmed=response.confirmed,
+        reason=response.reason,
         purged=purged,
     )
 
@@ -185,18 +185,20 @@ def change_scope(*, soul: Soul, user: AbstractBaseUser, item_id: str, scope: str
         stones = tombstones.record_tombstones(soul=soul, item_ids={item.id}, spared_viewer=owner)
     body = {"viewer": owner, "scope": scope}
     path = services.soul_path(soul, "items", item.id)
-    answer = ask_for_change(
+    response = ask_for_change(
         "PATCH", path, schema=contract.RESCOPED, body=body, tombstone_ids=stones
     )
-    if not answer.confirmed and not making_private:
+    if not response.confirmed and not making_private:
         raise MemoryRefusal(
             code="memory_unavailable",
-            message=f"The memory engine did not confirm the change ({answer.reason}); try again.",
+            message=f"The memory engine did not confirm the change ({response.reason}); try again.",
             status=503,
-            reason=answer.reason,
+            reason=response.reason,
         )
     changed = (
-        MemoryItem.from_engine(answer.data["item"]) if answer.data else replace(item, scope=scope)
+        MemoryItem.from_engine(response.data["item"])
+        if response.data
+        else replace(item, scope=scope)
     )
     if changed.scope == "household":
         tombstones.withdraw_made_private(soul=soul, item_id=item.id)
@@ -211,12 +213,12 @@ def change_scope(*, soul: Soul, user: AbstractBaseUser, item_id: str, scope: str
         )
         purged = purge_made_private(soul=soul, texts=[item.text], owner=owner)
     return Changed(
-        revision=answer.revision,
+        revision=response.revision,
         count=1,
         repinned=repinned,
         item=changed,
-        confirmed=answer.confirmed,
-        reason=answer.reason,
+        confirmed=response.confirmed,
+        reason=response.reason,
         purged=purged,
     )
 
@@ -232,15 +234,15 @@ def set_keep(*, soul: Soul, user: AbstractBaseUser, item_id: str, keep: bool) ->
         raise services.not_yours("mark")
     body = {"viewer": member_id(user), "keep": keep}
     path = services.soul_path(soul, "items", item.id)
-    answer = ask_for_change("PATCH", path, schema=contract.RESCOPED, body=body, tombstone_ids=[])
-    if not answer.confirmed:
+    response = ask_for_change("PATCH", path, schema=contract.RESCOPED, body=body, tombstone_ids=[])
+    if not response.confirmed:
         raise MemoryRefusal(
             code="memory_unavailable",
-            message=f"The memory engine did not confirm the change ({answer.reason}); try again.",
+            message=f"The memory engine did not confirm the change ({response.reason}); try again.",
             status=503,
-            reason=answer.reason,
+            reason=response.reason,
         )
-    changed = MemoryItem.from_engine(answer.data["item"])
+    changed = MemoryItem.from_engine(response.data["item"])
     if changed.id != item.id or changed.keep is not keep:
         # An engine that does not keep the mark (one from before contract version 3's keep).
         raise MemoryRefusal(
@@ -249,7 +251,9 @@ def set_keep(*, soul: Soul, user: AbstractBaseUser, item_id: str, keep: bool) ->
             status=503,
             reason="keep_not_kept",
         )
-    return Changed(revision=answer.revision, count=1, repinned=forgetting.Repinned(), item=changed)
+    return Changed(
+        revision=response.revision, count=1, repinned=forgetting.Repinned(), item=changed
+    )
 
 
 def forget_member(*, soul: Soul, user: AbstractBaseUser, member: str) -> Changed:
@@ -277,13 +281,13 @@ def forget_member(*, soul: Soul, user: AbstractBaseUser, member: str) -> Changed
     said = walking.fetch_said_by(soul=soul, member=member)
     path = services.soul_path(soul, "members", member, "forget")
     stones = tombstones.record_tombstones(soul=soul, item_ids=said)
-    answer = ask_for_change(
+    response = ask_for_change(
         "POST", path, schema=contract.FORGOTTEN_MEMBER, body={}, tombstone_ids=stones
     )
-    if answer.data is None:
+    if response.data is None:
         item_ids, fetched_since = set(said), started
     else:
-        item_ids, fetched_since = set(answer.data["ids"]), None
+        item_ids, fetched_since = set(response.data["ids"]), None
         tombstones.record_tombstones(soul=soul, item_ids=item_ids - set(said))
         tombstones.withdraw_tombstones(stones, of_items=set(said) - item_ids)
     repinned = forgetting.repin_holders(
@@ -291,10 +295,10 @@ def forget_member(*, soul: Soul, user: AbstractBaseUser, member: str) -> Changed
     )
     purged = purge_forgotten_text(soul=soul, texts=[said[i] for i in item_ids if i in said])
     return Changed(
-        revision=answer.revision,
+        revision=response.revision,
         count=len(item_ids),
         repinned=repinned,
-        confirmed=answer.confirmed,
-        reason=answer.reason,
+        confirmed=response.confirmed,
+        reason=response.reason,
         purged=purged,
     )

@@ -53,7 +53,7 @@ def turn_event_payload(*, event_id: str, message: Message) -> dict[str, Any]:
             "content": message.content,
             "tool_uses": [tool_use_entry(use) for use in message.tool_uses],
             "stopped": message.stopped,
-            "answers": str(message.answers_id) if message.answers_id else None,
+            "answers": str(message.reply_to_id) if message.reply_to_id else None,
         },
     }
 

@@ -187,11 +187,11 @@ def import_soul(*, soul: Soul, path: Path, progress: Progress) -> ImportDone:
     added = present = forgotten = done = 0
     revision = None
     for batch in batches(path):
-        answer = send_batch(soul, batch, check_only=False, after=found.revision)
-        added += answer["added"]
-        present += answer["present"]
-        forgotten += answer["forgotten"]
-        revision = answer["revision"]
+        counted = send_batch(soul, batch, check_only=False, after=found.revision)
+        added += counted["added"]
+        present += counted["present"]
+        forgotten += counted["forgotten"]
+        revision = counted["revision"]
         done += len(batch)
         progress(done, found.count)
     repinned = repin_pinned_chats(soul) if added else 0

@@ -140,8 +140,8 @@ def test_retry_answers_the_message_that_failed_not_a_newer_unanswered_one(
     assert retry.value.post_data_json == {"message": str(failed.pk)}
     # The reply is saved once it is no longer being written.
     expect(page.locator(".message.assistant:not(.writing)")).to_contain_text("first question")
-    assert Message.objects.get(role="assistant").answers == failed
-    assert not Message.objects.filter(answers=newer).exists()
+    assert Message.objects.get(role="assistant").reply_to == failed
+    assert not Message.objects.filter(reply_to=newer).exists()
 
 
 def test_ctrl_enter_while_a_reply_is_written_sends_nothing_more(

@@ -61,7 +61,7 @@ class SlowProvider(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), SlowAnswer)
+        super().__init__(("127.0.0.1", 0), SlowHandler)
         self.in_flight = 0
         self.most_in_flight = 0
         self.count_lock = threading.Lock()
@@ -72,7 +72,7 @@ class SlowProvider(ThreadingHTTPServer):
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
 
 
-class SlowAnswer(BaseHTTPRequestHandler):
+class SlowHandler(BaseHTTPRequestHandler):
     server: SlowProvider
 
     def log_message(self, *args: Any) -> None:

@@ -118,7 +118,7 @@ def test_a_reply_whose_workers_are_killed_frees_its_conversation_and_is_kept_int
     assert time.monotonic() - killed_at < 30
 
     first = Message.objects.get(conversation=conversation, content=TEXT)
-    kept = Message.objects.get(answers=first)
+    kept = Message.objects.get(reply_to=first)
     assert kept.interrupted
     assert kept.content
     assert shown.startswith(kept.content)

@@ -40,6 +40,6 @@ def garden_chat(member: Any, soul: Soul, vessel: Vessel, *, turns: int, title: s
             conversation=conversation,
             role="assistant",
             content=f"Answer {turn}: water the tomatoes.\n" * 3,
-            answers=asked,
+            reply_to=asked,
         )
     return conversation

@@ -8,7 +8,7 @@ from webui.prompt_types import Prompt, ToolCall, ToolDefinition
 from webui.vessels.base import VesselAdapter, VesselReply, normalised_usage
 from webui.vessels.errors import VesselError
 from webui.vessels.offline import OfflineAdapter
-from webui.vessels.streaming import ReplyDone, StreamEvent, TextDelta, ToolCallStarted
+from webui.vessels.reply_types import ReplyDone, StreamEvent, TextDelta, ToolCallStarted
 
 
 class FailingAdapter(VesselAdapter):

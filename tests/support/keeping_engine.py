@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-Answer = tuple[int, dict[str, Any]]
+Response = tuple[int, dict[str, Any]]
 
 
 class QuietHandler(WSGIRequestHandler):
@@ -100,19 +100,19 @@ class KeepingEngine:
         query = {k: v[0] for k, v in parse_qs(environ.get("QUERY_STRING", "")).items()}
         self.received.append({"method": method, "path": path, "query": query, "body": body})
         if environ.get("HTTP_AUTHORIZATION") != f"Bearer {self.token}":
-            status, answer = 401, error("unauthorized", "Bearer token required.")
+            status, response = 401, error("unauthorized", "Bearer token required.")
         else:
-            status, answer = self.answer(method, urlsplit(path).path, query, body)
-        payload = json.dumps(answer).encode()
+            status, response = self.respond(method, urlsplit(path).path, query, body)
+        payload = json.dumps(response).encode()
         start_response(
             f"{status} X",
             [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))],
         )
         return [payload]
 
-    def answer(
+    def respond(
         self, method: str, path: str, query: dict[str, str], body: dict[str, Any] | None
-    ) -> Answer:
+    ) -> Response:
         viewer = query.get("viewer") or None
         base = f"/v1/souls/{self.soul}"
         revision = f"r{self.revision}"
@@ -145,7 +145,7 @@ class KeepingEngine:
 
     def one_item(
         self, method: str, item_id: str, viewer: str | None, body: dict[str, Any] | None
-    ) -> Answer:
+    ) -> Response:
         if method == "PATCH":
             viewer = (body or {}).get("viewer")
         item = next((i for i in self.visible(viewer) if i["id"] == item_id), None)

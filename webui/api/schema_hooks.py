@@ -31,7 +31,7 @@ def document_uri_too_long(
     (``webui.web.long_url_guard``) refuses any address past its limit before a view runs."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas.setdefault("Error", ERROR_SCHEMA)
-    answer = {
+    response = {
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
         "description": (
             f"The address (path and query string) is over {MAX_URL_CHARS} characters "
@@ -41,5 +41,5 @@ def document_uri_too_long(
     for item in result.get("paths", {}).values():
         for method in HTTP_METHODS:
             if method in item:
-                item[method].setdefault("responses", {}).setdefault("414", answer)
+                item[method].setdefault("responses", {}).setdefault("414", response)
     return result

@@ -6,12 +6,12 @@ Each model is re-exported here, so callers keep one import path.
 
 from webui.models.conversations import Conversation as Conversation
 from webui.models.conversations import VesselMove as VesselMove
-from webui.models.heartbeats import ProcessHeartbeat as ProcessHeartbeat
 from webui.models.members import MemberSettings as MemberSettings
 from webui.models.members import validate_time_zone as validate_time_zone
 from webui.models.messages import Message as Message
 from webui.models.messages import TurnRound as TurnRound
 from webui.models.messages import empty_usage as empty_usage
+from webui.models.process_heartbeats import ProcessHeartbeat as ProcessHeartbeat
 from webui.models.souls import Soul as Soul
 from webui.models.souls import VaultSnapshot as VaultSnapshot
 from webui.models.unattended import DailyChore as DailyChore

@@ -45,14 +45,14 @@ class Message(models.Model):
     vessel = models.ForeignKey(
         Vessel, null=True, blank=True, on_delete=models.SET_NULL, related_name="messages"
     )
-    answers = models.OneToOneField(
+    reply_to = models.OneToOneField(
         "self",
         null=True,
         blank=True,
         editable=False,
         on_delete=models.SET_NULL,
-        related_name="answer",
-        help_text="The user message this assistant row answers; a message has at most one answer.",
+        related_name="reply",
+        help_text="The user message this assistant row answers; a message has at most one reply.",
     )
     stopped = models.BooleanField(
         default=False, help_text="The member stopped the reply: the text is what had arrived."
@@ -73,8 +73,8 @@ class Message(models.Model):
                 fields=["conversation", "sequence"], name="message_unique_sequence"
             ),
             models.CheckConstraint(
-                condition=models.Q(role="assistant") | models.Q(answers__isnull=True),
-                name="message_only_replies_answer",
+                condition=models.Q(role="assistant") | models.Q(reply_to__isnull=True),
+                name="message_only_replies_reply_to",
             ),
         ]
 

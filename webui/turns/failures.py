@@ -51,7 +51,7 @@ def refused_save(lock: TurnLock, message: Message) -> TurnError | None:
         return conversation_deleted(lock.conversation_id)
     if not lock.mine().exists():
         return lost_turn(lock.conversation_id, message)
-    if Message.objects.filter(answers=message).exists():
+    if Message.objects.filter(reply_to=message).exists():
         return already_answered(
             message,
             "Another reply to this message was saved first; this one was dropped.",

@@ -28,7 +28,7 @@ def keep_interrupted_reply(
     question = Message.objects.filter(
         pk=message_id, conversation_id=conversation.pk, role=Message.Role.USER
     ).first()
-    if question is None or Message.objects.filter(answers=question).exists():
+    if question is None or Message.objects.filter(reply_to=question).exists():
         return None
     saved = saved_tool_rounds(question)
     if not saved and not text.strip():
@@ -46,7 +46,7 @@ def keep_interrupted_reply(
         tool_uses=tool_uses,
         rounds=recorded,
         vessel_id=conversation.vessel_id,
-        answers=question,
+        reply_to=question,
         interrupted=True,
         usage=usage,
     )

@@ -49,7 +49,7 @@ def save_reply(*, turn: TurnContext, reply: TurnReply) -> Message:
             rounds=rounds,
             usage=reply.usage,
             vessel=turn.conversation.vessel,
-            answers=turn.user_message,
+            reply_to=turn.user_message,
             stopped=reply.stopped and not reply.interrupted,
             interrupted=reply.interrupted,
         )

@@ -160,7 +160,7 @@ def message_to_retry(conversation: Conversation, user_message: Message | None) -
     read before the lock is claimed: a lapsed turn that answered it is continued, not kept."""
     if user_message is not None:
         return user_message.pk
-    waiting = conversation.messages.filter(role=Message.Role.USER, answer__isnull=True)
+    waiting = conversation.messages.filter(role=Message.Role.USER, reply__isnull=True)
     return waiting.order_by("-sequence").values_list("pk", flat=True).first()
 
 
@@ -172,7 +172,7 @@ def message_to_answer(
     if text is not None:
         return save_user_message(conversation=conversation, text=text)
     if user_message is None:
-        waiting = conversation.messages.filter(role=Message.Role.USER, answer__isnull=True)
+        waiting = conversation.messages.filter(role=Message.Role.USER, reply__isnull=True)
         user_message = waiting.order_by("-sequence").first()
         if user_message is None:
             raise TurnError(
@@ -181,7 +181,7 @@ def message_to_answer(
                 status=409,
             )
         return user_message
-    if Message.objects.filter(answers=user_message).exists():
+    if Message.objects.filter(reply_to=user_message).exists():
         raise already_answered(
             user_message, "That message has its answer already; there is nothing to retry."
         )

@@ -31,7 +31,7 @@ from webui.vessels.base import VesselAdapter, VesselReply, normalised_usage
 from webui.vessels.errors import VesselConfigurationError, VesselError
 from webui.vessels.family_words import family_sentence
 from webui.vessels.registry import adapter_for
-from webui.vessels.streaming import ReplyDone, StreamEvent, TextDelta
+from webui.vessels.reply_types import ReplyDone, StreamEvent, TextDelta
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,8 @@ from webui.vessels.base import (
 )
 from webui.vessels.errors import error_member, error_object_fields
 from webui.vessels.http import RequestsAdapter
-from webui.vessels.streaming import PartialEvent, StreamParser
+from webui.vessels.reply_types import PartialEvent
+from webui.vessels.streaming import StreamParser
 
 API_VERSION = "2023-06-01"
 CACHE = {"type": "ephemeral"}

@@ -1,9 +1,10 @@
 """The contract every vessel adapter fills, in the style of django-anymail's backends.
 
 :meth:`VesselAdapter.complete` is the template method: build the provider's request from the
-assembled :class:`~webui.prompt_types.Prompt`, send it, parse the answer into a :class:`VesselReply`.
+assembled :class:`~webui.prompt_types.Prompt`, send it, parse the provider's response into a
+:class:`VesselReply`.
 :meth:`VesselAdapter.complete_structured` is the same with tools off and the provider's JSON mode.
-:meth:`VesselAdapter.stream` is the same call with the answer yielded as it arrives (see
+:meth:`VesselAdapter.stream` is the same call with the reply yielded as it arrives (see
 :mod:`webui.vessels.streaming`).
 :meth:`VesselAdapter.render_conversation` is the one walk over the prompt every adapter's request
 is built from; adapters fill its ``render_*`` hooks with their provider's message shapes.
@@ -26,11 +27,11 @@ from webui.prompt_types import (
 )
 from webui.vessels.encoding import EncodedMessage
 from webui.vessels.errors import VesselError, unencodable_text_error
-from webui.vessels.replies import StructuredReply as StructuredReply
-from webui.vessels.replies import VesselReply as VesselReply
-from webui.vessels.replies import normalised_usage as normalised_usage
-from webui.vessels.replies import reply_lone_surrogate_path
-from webui.vessels.streaming import Framing, ReplyDone, StreamEvent, StreamParser, TextDelta
+from webui.vessels.reply_types import ReplyDone, StreamEvent, TextDelta, reply_lone_surrogate_path
+from webui.vessels.reply_types import StructuredReply as StructuredReply
+from webui.vessels.reply_types import VesselReply as VesselReply
+from webui.vessels.reply_types import normalised_usage as normalised_usage
+from webui.vessels.streaming import Framing, StreamParser
 
 if TYPE_CHECKING:
     from webui.models import Vessel
@@ -65,10 +66,10 @@ class VesselAdapter(ABC):
     provider_name: ClassVar[str] = "The vessel"
     #: Whether the vessel needs an API key from the environment variable named on the vessel.
     requires_api_key: ClassVar[bool] = True
-    #: Whether a model judges the answers. ``False`` marks a stand-in (the offline vessel) whose
-    #: structured answers are synthetic: valid in shape, but nobody weighed the question.
+    #: Whether a model judges the replies. ``False`` marks a stand-in (the offline vessel) whose
+    #: structured replies are synthetic: valid in shape, but nobody weighed the question.
     reasons: ClassVar[bool] = True
-    #: How this adapter reads its provider's streamed answer; ``None``: it does not stream, and
+    #: How this adapter reads its provider's streamed response; ``None``: it does not stream, and
     #: :meth:`stream` gives the whole reply as one piece once it has it.
     stream_parser_class: ClassVar[type[StreamParser] | None] = None
     #: Where :meth:`build_request` puts the parts of the prompt, for the cache ledger
@@ -87,13 +88,13 @@ class VesselAdapter(ABC):
     def complete(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> VesselReply:
         """Call the vessel once with ``prompt`` and ``tools``; raise a ``VesselError`` on failure."""
         request = self.build_request(prompt=prompt, tools=tools)
-        return self.parse_answer(self.send(request), prompt=prompt)
+        return self.checked_reply(self.send(request), prompt=prompt)
 
-    def parse_answer(self, response: Any, *, prompt: Prompt) -> VesselReply:
-        """:meth:`parse_response`, with an answer of an unexpected shape, or whose text or tool
+    def checked_reply(self, response: Any, *, prompt: Prompt) -> VesselReply:
+        """:meth:`parse_response`, with a response of an unexpected shape, or whose text or tool
         calls hold a lone surrogate (which nothing can store or send on), turned into a clear
-        error: the answer is not used."""
-        with self.answer_understood():
+        error: the response is not used."""
+        with self.response_understood():
             reply = self.parse_response(response, prompt=prompt)
         where = reply_lone_surrogate_path(reply)
         if where:
@@ -101,8 +102,8 @@ class VesselAdapter(ABC):
         return reply
 
     @contextmanager
-    def answer_understood(self) -> Iterator[None]:
-        """Reading an answer (or a streamed record), with what an answer of an unexpected shape
+    def response_understood(self) -> Iterator[None]:
+        """Reading a response (or a streamed record), with what a response of an unexpected shape
         raises turned into a ``VesselError`` with code ``bad_response``."""
         try:
             yield
@@ -116,12 +117,12 @@ class VesselAdapter(ABC):
             ) from exc
 
     def stream(self, *, prompt: Prompt, tools: Sequence[ToolDefinition]) -> Iterator[StreamEvent]:
-        """Call the vessel once, like :meth:`complete`, and yield its answer as it arrives.
+        """Call the vessel once, like :meth:`complete`, and yield its reply as it arrives.
 
         Yields :class:`TextDelta` and :class:`ToolCallStarted` events, then one
-        :class:`ReplyDone` with exactly the reply :meth:`complete` gives for the same answer
+        :class:`ReplyDone` with exactly the reply :meth:`complete` gives for the same response
         (after the same checks). A failure raises a ``VesselError``: an error the provider sent
-        mid-answer, a broken connection, the deadline. Retries happen only before the first
+        mid-reply, a broken connection, the deadline. Retries happen only before the first
         event. Closing the iterator early closes the provider's connection at once.
 
         An adapter streams by naming its :attr:`stream_parser_class` and filling
@@ -139,17 +140,17 @@ class VesselAdapter(ABC):
         records = self.send_stream(request, framing=parser.framing)
         try:
             for record in records:
-                with self.answer_understood():
+                with self.response_understood():
                     events = parser.feed(record)
                 yield from events
-            with self.answer_understood():
-                answer = parser.answer()
+            with self.response_understood():
+                response = parser.response()
         finally:
             records.close()
-        yield ReplyDone(self.parse_answer(answer, prompt=prompt))
+        yield ReplyDone(self.checked_reply(response, prompt=prompt))
 
     def stream_request(self, request: dict[str, Any]) -> dict[str, Any]:
-        """``request`` (from :meth:`build_request`) asking for a streamed answer: the same
+        """``request`` (from :meth:`build_request`) asking for a streamed response: the same
         request plus only the provider's stream switch (``"stream": true`` unless an adapter says
         otherwise), so its bytes otherwise stay the same."""
         return {**request, "stream": True}
@@ -157,7 +158,7 @@ class VesselAdapter(ABC):
     def send_stream(
         self, request: dict[str, Any], *, framing: Framing
     ) -> Generator[bytes, None, None]:
-        """Deliver ``request`` and yield the records of the answer (framed as ``framing``) as
+        """Deliver ``request`` and yield the records of the response (framed as ``framing``) as
         each arrives; closing the generator ends the call."""
         raise NotImplementedError(f"{type(self).__name__} does not stream")
 
@@ -167,15 +168,15 @@ class VesselAdapter(ABC):
         """Call the vessel with no tools at all and its JSON mode, and parse the JSON object it gives.
 
         Prose, broken JSON or a JSON value that is not an object raise a ``VesselError`` with code
-        ``invalid_json`` that quotes what came back and carries the answer's ``usage``.
+        ``invalid_json`` that quotes what came back and carries the response's ``usage``.
         """
         request = self.build_request(prompt=prompt, tools=())
         request = self.with_json_mode(request, schema=schema, schema_name=schema_name)
-        reply = self.parse_answer(self.send(request), prompt=prompt)
+        reply = self.checked_reply(self.send(request), prompt=prompt)
         try:
             data = parse_json_object(reply.text)
         except VesselError as error:
-            error.usage = reply.usage  # the wrong answer was still paid for
+            error.usage = reply.usage  # the wrong reply was still paid for
             raise
         return StructuredReply(data=data, text=reply.text, usage=reply.usage)
 
@@ -186,7 +187,7 @@ class VesselAdapter(ABC):
     def with_json_mode(
         self, request: dict[str, Any], *, schema: dict[str, Any], schema_name: str
     ) -> dict[str, Any]:
-        """``request`` asking for a JSON answer that follows ``schema`` (the provider's JSON mode):
+        """``request`` asking for a JSON reply that follows ``schema`` (the provider's JSON mode):
         the same request plus :meth:`json_mode_fields`."""
         return {**request, **self.json_mode_fields(request, schema, schema_name)}
 
@@ -196,11 +197,11 @@ class VesselAdapter(ABC):
 
     @abstractmethod
     def send(self, request: dict[str, Any]) -> Any:
-        """Deliver ``request`` and return the provider's decoded answer."""
+        """Deliver ``request`` and return the provider's decoded response."""
 
     @abstractmethod
     def parse_response(self, response: Any, *, prompt: Prompt) -> VesselReply:
-        """Turn the provider's answer into a :class:`VesselReply`."""
+        """Turn the provider's response into a :class:`VesselReply`."""
 
     def render_conversation(self, prompt: Prompt) -> list[Message]:
         """The prompt as the provider's messages, in the fixed order every adapter shares.

@@ -57,9 +57,9 @@ def check_connection(vessel: "Vessel") -> ConnectionOutcome:
         return ConnectionOutcome(ok=False, summary=f"{vessel.name} failed: {error.message}")
     seconds = time.monotonic() - started
     vessel.record_outcome(answered=True)
-    answer = " ".join(reply.text.split())
-    if len(answer) > 80:
-        answer = answer[:79] + "…"
+    said = " ".join(reply.text.split())
+    if len(said) > 80:
+        said = said[:79] + "…"
     return ConnectionOutcome(
-        ok=True, summary=f"{vessel.name} answered in {seconds:.2f} s: “{answer or '(no text)'}”."
+        ok=True, summary=f"{vessel.name} answered in {seconds:.2f} s: “{said or '(no text)'}”."
     )

@@ -13,7 +13,8 @@ from webui.prompt_types import Prompt, ToolCall, ToolDefinition, ToolUse, derive
 from webui.vessels.base import Message, VesselReply, normalised_usage
 from webui.vessels.errors import VesselError, error_member, error_object_fields
 from webui.vessels.http import RequestsAdapter
-from webui.vessels.streaming import PartialEvent, StreamParser
+from webui.vessels.reply_types import PartialEvent
+from webui.vessels.streaming import StreamParser
 
 
 class GeminiStream(StreamParser):

@@ -153,7 +153,7 @@ class RequestsAdapter(VesselAdapter):
     def send_stream(
         self, request: dict[str, Any], *, framing: Framing
     ) -> Generator[bytes, None, None]:
-        """POST ``request`` for a streamed answer and yield its records as they arrive.
+        """POST ``request`` for a streamed response and yield its records as they arrive.
 
         Retries (as :meth:`send` makes them) happen only until the first byte of the body has
         come; after it, a broken connection, the size cap or the vessel's deadline (checked
@@ -161,14 +161,14 @@ class RequestsAdapter(VesselAdapter):
         the connection at once.
         """
         deadline_at = time.monotonic() + self.vessel.deadline
-        answer, body = self.with_retries(
+        response, body = self.with_retries(
             lambda: self.open_stream_once(request, deadline_at=deadline_at, framing=framing),
             deadline_at=deadline_at,
         )
         try:
             yield from stream_records(body, framing=framing)
         finally:
-            answer.close()
+            response.close()
 
     def with_retries(self, attempt: Callable[[], T], *, deadline_at: float) -> T:
         """``attempt()``, tried again after a retryable ``VesselError`` while retries are left and

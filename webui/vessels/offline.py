@@ -28,7 +28,8 @@ from webui.vessels.base import (
 )
 from webui.vessels.encoding import request_bytes
 from webui.vessels.offline_sentences import MEMORY_TOOL, reply_from_results, slot_answer_sentences
-from webui.vessels.streaming import Framing, PartialEvent, StreamParser
+from webui.vessels.reply_types import PartialEvent
+from webui.vessels.streaming import Framing, StreamParser
 
 VERB_MESSAGE = re.compile(r"\A\s*(remember|recall|ask)\s+(\S.*)\Z", re.IGNORECASE | re.DOTALL)
 FOR_EVERYONE = re.compile(r"\Afor\s+everyone\b[\s,:]*(\S.*)\Z", re.IGNORECASE | re.DOTALL)
@@ -87,7 +88,7 @@ def example_for(schema: dict[str, Any]) -> Any:
 
 class OfflineStream(StreamParser):
     """The offline vessel's own stream: its text a word at a time, then its tool calls, then a
-    last record with the usage; assembled into the answer :meth:`OfflineAdapter.send` gives."""
+    last record with the usage; assembled into the response :meth:`OfflineAdapter.send` gives."""
 
     framing = "ndjson"
 
@@ -179,13 +180,13 @@ class OfflineAdapter(VesselAdapter):
     def send_stream(
         self, request: dict[str, Any], *, framing: Framing
     ) -> Generator[bytes, None, None]:
-        """The answer :meth:`send` gives, as the records of a stream: its text word by word."""
-        answer = self.send(request)
+        """The response :meth:`send` gives, as the records of a stream: its text word by word."""
+        response = self.send(request)
         records: list[dict[str, Any]] = [
-            {"text": piece} for piece in WORD_PIECE.findall(answer["text"])
+            {"text": piece} for piece in WORD_PIECE.findall(response["text"])
         ]
-        records += [{"tool_call": call} for call in answer["tool_calls"]]
-        records.append({"usage": answer["usage"]})
+        records += [{"tool_call": call} for call in response["tool_calls"]]
+        records.append({"usage": response["usage"]})
         for index, record in enumerate(records):
             if index:
                 pause_between_pieces()

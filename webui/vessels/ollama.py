@@ -15,7 +15,8 @@ from webui.text.canonical import canonical_json
 from webui.vessels.base import Message, VesselReply, normalised_usage
 from webui.vessels.errors import error_member
 from webui.vessels.openai import ChatRolesAdapter, chat_reply, function_tools
-from webui.vessels.streaming import PartialEvent, StreamParser
+from webui.vessels.reply_types import PartialEvent
+from webui.vessels.streaming import StreamParser
 
 
 class OllamaStream(StreamParser):

@@ -20,7 +20,8 @@ from webui.vessels.base import (
 )
 from webui.vessels.errors import error_member, error_object_fields
 from webui.vessels.http import RequestsAdapter
-from webui.vessels.streaming import PartialEvent, StreamParser
+from webui.vessels.reply_types import PartialEvent
+from webui.vessels.streaming import StreamParser
 
 
 def function_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
@@ -39,7 +40,7 @@ def function_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
 
 
 def function_calls(message: dict[str, Any], *, prompt: Prompt) -> tuple[ToolCall, ...]:
-    """The tool calls in an OpenAI Chat shape answer's ``message`` (Ollama's too), arguments as
+    """The tool calls in an OpenAI Chat shape response's ``message`` (Ollama's too), arguments as
     an object whether they came as one or as a JSON string; a call without an id gets one
     derived from the turn."""
     return tuple(
@@ -53,7 +54,7 @@ def function_calls(message: dict[str, Any], *, prompt: Prompt) -> tuple[ToolCall
 
 
 def chat_reply(message: dict[str, Any], *, prompt: Prompt, usage: dict[str, int]) -> VesselReply:
-    """The reply in an OpenAI Chat shape answer's ``message`` (Ollama's too): its content as the
+    """The reply in an OpenAI Chat shape response's ``message`` (Ollama's too): its content as the
     text, its tool calls (:func:`function_calls`), with the ``usage`` the provider counted."""
     text = message.get("content") or ""
     return VesselReply(text=text, tool_calls=function_calls(message, prompt=prompt), usage=usage)
@@ -115,11 +116,11 @@ class ChatCompletionStream(StreamParser):
         call_id = call["id"] or derived_call_id(self.prompt, position)
         return [self.call_started(id=call_id, name=call["name"])]
 
-    def answer(self) -> Any:
+    def response(self) -> Any:
         # A server that ends without ``[DONE]`` has still marked the end if the usage chunk
         # (which comes last) followed the finish reason.
         self.finished = self.finished or (self.finish_reason is not None and "usage" in self.totals)
-        return super().answer()
+        return super().response()
 
     def assembled(self) -> Any:
         tool_calls = [

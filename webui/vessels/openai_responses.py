@@ -16,7 +16,8 @@ from webui.text.canonical import canonical_json
 from webui.vessels.base import Message, VesselReply, normalised_usage, parse_json_arguments
 from webui.vessels.errors import VesselError
 from webui.vessels.openai import OpenAIAdapter
-from webui.vessels.streaming import PartialEvent, StreamParser
+from webui.vessels.reply_types import PartialEvent
+from webui.vessels.streaming import StreamParser
 
 
 def _input_text(text: str) -> dict[str, Any]:

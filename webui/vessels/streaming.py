@@ -1,58 +1,25 @@
-"""A vessel's answer as it arrives: the events a stream gives, the readers that cut a streamed body
-into records, and the parser each streaming adapter fills in for its provider's format.
+"""A vessel's reply as it arrives: the readers that cut a streamed body into records, and the
+parser each streaming adapter fills in for its provider's format.
 
-:meth:`VesselAdapter.stream <webui.vessels.base.VesselAdapter.stream>` yields :class:`TextDelta`
-and :class:`ToolCallStarted` events while the answer arrives and ends with one :class:`ReplyDone`.
-Each provider's records are read by a :class:`StreamParser`, which also assembles them into the
-provider's non-streamed answer, so the adapter's own ``parse_response`` (and its checks) turns a
-streamed answer into exactly the reply ``complete()`` gives for the same answer.
+:meth:`VesselAdapter.stream <webui.vessels.base.VesselAdapter.stream>` yields the events of
+:mod:`webui.vessels.reply_types` (:class:`TextDelta` and :class:`ToolCallStarted` while the reply
+arrives, then one :class:`ReplyDone`). Each provider's records are read by a :class:`StreamParser`, which also assembles them into the
+provider's non-streamed response, so the adapter's own ``parse_response`` (and its checks) turns a
+streamed response into exactly the reply ``complete()`` gives for the same response.
 """
 
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from webui.prompt_types import Prompt, derived_call_id
 from webui.text.lone_surrogates import lone_surrogate_path
 from webui.vessels.errors import VesselError, unencodable_text_error
-
-if TYPE_CHECKING:
-    from webui.vessels.replies import VesselReply
+from webui.vessels.reply_types import PartialEvent, TextDelta, ToolCallStarted
 
 #: How a streamed body is cut into records: server-sent events, or one JSON object a line.
 Framing = Literal["sse", "ndjson"]
-
-
-@dataclass(frozen=True)
-class TextDelta:
-    """A piece of the reply's text; the pieces, in order, make up the reply's text."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class ToolCallStarted:
-    """The vessel began tool call ``index`` (0 first, its place in the reply's ``tool_calls``):
-    its id and name are known, its arguments may still be arriving."""
-
-    index: int
-    id: str
-    name: str
-
-
-@dataclass(frozen=True)
-class ReplyDone:
-    """Always last: the reply ``complete()`` would have returned for the same answer, checked."""
-
-    reply: "VesselReply"
-
-
-#: What :meth:`VesselAdapter.stream` yields.
-StreamEvent = TextDelta | ToolCallStarted | ReplyDone
-#: What a parser gives for one record: everything but the final :class:`ReplyDone`.
-PartialEvent = TextDelta | ToolCallStarted
 
 
 def body_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
@@ -105,12 +72,12 @@ def stream_records(chunks: Iterable[bytes], *, framing: Framing) -> Iterator[byt
 
 
 class StreamParser(ABC):
-    """One streamed answer in one provider's format, read record by record.
+    """One streamed response in one provider's format, read record by record.
 
-    :meth:`feed` gives the events a record holds; :meth:`answer` gives the provider's non-streamed
-    answer that the records add up to, for the adapter's ``parse_response``. A subclass reads one
-    record in :meth:`read` (raising :meth:`failure` for an error event) and builds the answer in
-    :meth:`assembled`; it sets :attr:`finished` when the provider marks the answer's end.
+    :meth:`feed` gives the events a record holds; :meth:`response` gives the provider's non-streamed
+    response that the records add up to, for the adapter's ``parse_response``. A subclass reads one
+    record in :meth:`read` (raising :meth:`failure` for an error event) and builds the response in
+    :meth:`assembled`; it sets :attr:`finished` when the provider marks the response's end.
     """
 
     #: How the provider frames its records.
@@ -123,7 +90,7 @@ class StreamParser(ABC):
     def __init__(self, *, prompt: Prompt, provider_name: str) -> None:
         self.prompt = prompt
         self.provider_name = provider_name
-        #: Whether the provider has marked the end of its answer.
+        #: Whether the provider has marked the end of its response.
         self.finished = False
         #: The text pieces passed on so far, in order.
         self.said: list[str] = []
@@ -144,11 +111,11 @@ class StreamParser(ABC):
 
     @abstractmethod
     def assembled(self) -> Any:
-        """The records so far as the provider's non-streamed answer."""
+        """The records so far as the provider's non-streamed response."""
 
-    def answer(self) -> Any:
-        """The whole answer, in the provider's non-streamed shape; a ``VesselError`` when the
-        stream ended before the provider marked the answer's end."""
+    def response(self) -> Any:
+        """The whole response, in the provider's non-streamed shape; a ``VesselError`` when the
+        stream ended before the provider marked the response's end."""
         if not self.finished:
             raise VesselError(
                 f"{self.provider_name} stopped sending before the answer was complete.",
@@ -159,7 +126,7 @@ class StreamParser(ABC):
 
     def text(self, piece: str) -> list[PartialEvent]:
         """A piece of text to pass on (none for an empty piece); one holding a lone surrogate is
-        refused at once, as the whole answer would be."""
+        refused at once, as the whole reply would be."""
         if not piece:
             return []
         if lone_surrogate_path(piece):
@@ -183,7 +150,7 @@ class StreamParser(ABC):
         )
 
     def failure(self, message: Any, *, provider_code: Any) -> VesselError:
-        """The error for an error event the provider sent in the middle of its answer."""
+        """The error for an error event the provider sent in the middle of its response."""
         code = str(provider_code) if provider_code else None
         return VesselError(
             f"{self.provider_name} broke off its answer with an error: "

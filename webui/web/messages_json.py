@@ -27,6 +27,13 @@ class MessageSerializer(serializers.ModelSerializer):
     vessel = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
     html = serializers.SerializerMethodField()
     notes = serializers.SerializerMethodField()
+    # The API's key stays ``answers`` (clients read it); the field it shows is ``reply_to``.
+    answers = serializers.PrimaryKeyRelatedField(
+        source="reply_to",
+        read_only=True,
+        allow_null=True,
+        help_text="The user message this assistant row answers; a message has at most one reply.",
+    )
 
     class Meta:
         model = Message

@@ -62,7 +62,7 @@ def test_a_failing_second_round_keeps_the_first_and_the_retry_runs_no_tool_twice
     result = retry_turn(conversation=conversation)
 
     assert len(recording_tool.calls) == 1
-    assert result.assistant_message.answers == caught.value.user_message
+    assert result.assistant_message.reply_to == caught.value.user_message
     assert result.assistant_message.tool_uses == kept.tool_uses
     assert not TurnRound.objects.exists()
     assert saved_replies == [result.assistant_message]

@@ -51,7 +51,7 @@ def test_a_send_after_a_lapsed_turn_keeps_its_partial_reply_marked_interrupted(
 
     result = run_turn(conversation=conversation, text="are you there?")
 
-    kept = Message.objects.get(answers=question)
+    kept = Message.objects.get(reply_to=question)
     assert (kept.content, kept.interrupted, kept.stopped) == ("Once upon a ", True, False)
     assert kept.sequence < result.user_message.sequence
     assert not result.assistant_message.interrupted
@@ -68,7 +68,7 @@ def test_a_retry_after_a_lapsed_turn_answers_its_message_in_full(
 
     assert result.user_message == question
     assert not result.assistant_message.interrupted
-    assert Message.objects.filter(answers=question).count() == 1
+    assert Message.objects.filter(reply_to=question).count() == 1
 
 
 def test_stop_on_a_lapsed_turn_frees_the_conversation_and_says_nothing_was_running(
@@ -86,7 +86,7 @@ def test_stop_on_a_lapsed_turn_frees_the_conversation_and_says_nothing_was_runni
     assert error["code"] == "turn_not_running"
     assert "Nothing was writing this reply" in error["message"]
     assert Conversation.objects.get(pk=conversation.pk).running_turn_id is None
-    kept = Message.objects.get(answers=question)
+    kept = Message.objects.get(reply_to=question)
     assert (kept.content, kept.interrupted) == ("Once upon a ", True)
     listed = auth_client.get(f"/api/conversations/{conversation.pk}/messages/").json()
     assert [m["interrupted"] for m in listed] == [False, True]
@@ -105,7 +105,7 @@ def test_stop_on_a_live_turn_answers_202_and_only_raises_its_flag(
     assert answer.status_code == 202
     held = Conversation.objects.get(pk=conversation.pk)
     assert (str(held.running_turn_id), held.turn_stop_requested) == (turn_id, True)
-    assert not Message.objects.filter(answers=question).exists()
+    assert not Message.objects.filter(reply_to=question).exists()
 
 
 def test_a_vessel_call_blocked_past_the_lease_keeps_it_by_the_heartbeat(
@@ -240,7 +240,7 @@ def test_a_locked_sqlite_during_renewal_keeps_the_reply(
     assert isinstance(events[-1], TurnDone), events[-1]
     reply = events[-1].result.assistant_message
     assert reply.content == "Once upon a time there was tea."
-    assert Message.objects.get(pk=reply.pk).answers_id == events[-1].result.user_message.pk
+    assert Message.objects.get(pk=reply.pk).reply_to_id == events[-1].result.user_message.pk
 
 
 def test_a_reply_the_locked_database_never_lets_be_saved_is_told_and_its_text_kept(

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 import requests
-from django.apps import apps
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from tests.support.failed_turns import failed_turn
@@ -25,6 +25,9 @@ from webui.turns.service import TurnError, run_turn, stream_turn
 from webui.vessels import registry
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+#: The host's last migration before the reply link was renamed from ``answers`` to ``reply_to``.
+BEFORE_REPLY_TO = "0016_process_heartbeats"
 
 
 def post_all(
@@ -116,7 +119,7 @@ def test_messages_and_retries_sent_while_a_turn_runs_are_409s_that_save_nothing(
     assert list(conversation.messages.values_list("content", flat=True)) == ["a"]
     gated.gate.set()
     assert first.result().status_code == 201
-    assert [m.answers.content for m in saved_replies] == ["a"]
+    assert [m.reply_to.content for m in saved_replies] == ["a"]
     assert Conversation.objects.get(pk=conversation.pk).running_turn_id is None
 
 
@@ -137,18 +140,18 @@ def test_five_concurrent_retries_of_one_message_save_one_answer(
     assert statuses == [201, 409, 409, 409, 409]
     codes = {a.json()["error"]["code"] for a in answers if a.status_code == 409}
     assert codes == {"turn_in_progress"}
-    assert [reply.answers_id for reply in saved_replies] == [waiting.pk]
+    assert [reply.reply_to_id for reply in saved_replies] == [waiting.pk]
     assert conversation.messages.filter(role="assistant").count() == 1
 
 
 def test_the_database_refuses_a_second_answer_to_one_message(conversation: Conversation) -> None:
     question = Message.objects.create(conversation=conversation, role="user", content="tea?")
-    Message.objects.create(conversation=conversation, role="assistant", answers=question)
+    Message.objects.create(conversation=conversation, role="assistant", reply_to=question)
 
     with pytest.raises(IntegrityError), transaction.atomic():
-        Message.objects.create(conversation=conversation, role="assistant", answers=question)
+        Message.objects.create(conversation=conversation, role="assistant", reply_to=question)
     with pytest.raises(IntegrityError), transaction.atomic():
-        Message.objects.create(conversation=conversation, role="user", answers=question)
+        Message.objects.create(conversation=conversation, role="user", reply_to=question)
     assert conversation.messages.count() == 2
 
 
@@ -161,7 +164,7 @@ def test_a_lock_left_by_a_killed_process_is_claimed_once_its_lease_ran_out(
 
     result = run_turn(conversation=conversation, text="anyone there?")
 
-    assert result.assistant_message.answers == result.user_message
+    assert result.assistant_message.reply_to == result.user_message
     left = Conversation.objects.get(pk=conversation.pk)
     assert (left.running_turn_id, left.turn_lease_until) == (None, None)
 
@@ -244,9 +247,14 @@ def test_existing_replies_are_linked_to_the_message_each_answers(
 ) -> None:
     migration = importlib.import_module("webui.migrations.0008_turn_lock_answers_and_saved_rounds")
     first, second = make_conversation(), make_conversation()
+    old = migrate_webui(BEFORE_REPLY_TO)  # the link was still named ``answers`` then
+    OldMessage = old.get_model("webui", "Message")
+    sequences = iter(range(1, 100))
 
-    def row(conversation: Conversation, role: str) -> Message:
-        return Message.objects.create(conversation=conversation, role=role, content=role)
+    def row(conversation: Conversation, role: str) -> Any:
+        return OldMessage.objects.create(
+            conversation_id=conversation.pk, role=role, content=role, sequence=next(sequences)
+        )
 
     orphan = row(second, "assistant")  # an admin's row with no question before it
     question = row(first, "user")
@@ -255,14 +263,28 @@ def test_existing_replies_are_linked_to_the_message_each_answers(
     later_reply = row(first, "assistant")
     unanswered = row(second, "user")
 
-    migration.name_the_answered_messages(apps, None)
+    migration.name_the_answered_messages(old, None)
+    migrate_webui(latest_webui())  # renaming the link to ``reply_to`` keeps every link
 
-    linked = dict(Message.objects.values_list("pk", "answers_id"))
+    linked = dict(Message.objects.values_list("pk", "reply_to_id"))
     assert linked[reply.pk] == question.pk
     assert linked[later_reply.pk] == later.pk
     assert linked[duplicate.pk] is None  # a second answer from before the lock stays unlinked
     assert linked[orphan.pk] is None
-    assert not Message.objects.filter(answers=unanswered).exists()
+    assert not Message.objects.filter(reply_to_id=unanswered.pk).exists()
+
+
+def migrate_webui(name: str) -> Any:
+    """Migrate the host's tables to migration ``name``; the models as they were then."""
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate([("webui", name)])
+    return executor.loader.project_state([("webui", name)]).apps
+
+
+def latest_webui() -> str:
+    graph = MigrationExecutor(connection).loader.graph
+    return next(name for app, name in graph.leaf_nodes() if app == "webui")
 
 
 def test_a_turn_whose_lock_was_taken_after_its_lease_ran_out_fails_and_saves_no_answer(

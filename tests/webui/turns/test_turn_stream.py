@@ -86,7 +86,7 @@ def test_streamed_and_unstreamed_turns_save_the_same_rows_and_send_the_same_next
             for _event in stream_turn(conversation=conversation, text=text, stop=StopSignal()):
                 pass
         rows = [
-            [m.role, m.content, m.tool_uses, m.rounds, m.usage, m.stopped, m.answers is not None]
+            [m.role, m.content, m.tool_uses, m.rounds, m.usage, m.stopped, m.reply_to is not None]
             for m in conversation.messages.order_by("sequence")
         ]
         uses = [u["id"] for m in conversation.messages.order_by("sequence") for u in m.tool_uses]
@@ -136,7 +136,7 @@ def test_a_stopped_turn_saves_its_partial_text_marked_stopped_and_fires_once(
 
     reply = result.assistant_message
     assert (reply.content, reply.stopped) == ("Once upon a time ", True)
-    assert reply.answers == result.user_message
+    assert reply.reply_to == result.user_message
     assert scripted.closed_early
     assert saved_replies == [reply]
     assert Conversation.objects.get(pk=conversation.pk).running_turn_id is None

@@ -253,9 +253,9 @@ def test_every_reply_names_the_message_it_answers(conversation: Conversation) ->
     first = run_turn(conversation=conversation, text="one")
     second = run_turn(conversation=conversation, text="two")
 
-    assert first.assistant_message.answers == first.user_message
-    assert second.assistant_message.answers == second.user_message
-    assert second.user_message.answers is None
+    assert first.assistant_message.reply_to == first.user_message
+    assert second.assistant_message.reply_to == second.user_message
+    assert second.user_message.reply_to is None
 
 
 def test_retry_can_answer_an_older_unanswered_message(conversation: Conversation) -> None:
@@ -264,7 +264,7 @@ def test_retry_can_answer_an_older_unanswered_message(conversation: Conversation
 
     result = retry_turn(conversation=conversation, user_message=first.user_message)
 
-    assert result.assistant_message.answers == first.user_message
+    assert result.assistant_message.reply_to == first.user_message
     assert result.assistant_message.content == "(offline) I heard: “first”"
     with pytest.raises(TurnError) as again:
         retry_turn(conversation=conversation, user_message=first.user_message)

@@ -30,7 +30,7 @@ from webui.models import Conversation, Soul, Vessel
 from webui.prompt_types import HistoryMessage, Prompt, ToolRound, ToolUse
 from webui.turns.service import run_turn
 from webui.vessels.registry import adapter_for
-from webui.vessels.streaming import ReplyDone
+from webui.vessels.reply_types import ReplyDone
 
 pytestmark = pytest.mark.django_db
 

@@ -33,7 +33,7 @@ from webui.vessels.base import VesselAdapter
 from webui.vessels.errors import VesselError
 from webui.vessels.offline import OfflineAdapter
 from webui.vessels.registry import adapter_for
-from webui.vessels.streaming import ReplyDone, StreamEvent, TextDelta, ToolCallStarted
+from webui.vessels.reply_types import ReplyDone, StreamEvent, TextDelta, ToolCallStarted
 
 # The retry loop never waits: its delays are recorded instead.
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("slept")]

@@ -115,7 +115,7 @@ def conversation_with_rows(make_conversation: Any) -> Conversation:
     conversation = make_conversation(title="To go")
     asked = Message.objects.create(conversation=conversation, role="user", content="hi")
     Message.objects.create(
-        conversation=conversation, role="assistant", content="hello", answers=asked
+        conversation=conversation, role="assistant", content="hello", reply_to=asked
     )
     pending = Message.objects.create(conversation=conversation, role="user", content="more")
     TurnRound.objects.create(user_message=pending, index=0, text="thinking")

@@ -1,5 +1,8 @@
-"""What a vessel call gives back, whole: the reply, its usage in the host's one shape, and a
-structured-mode answer. A leaf below both the adapter base and the stream parsers, which name it.
+"""What a vessel call gives back, as the prompt's types say what it is given
+(:mod:`webui.prompt_types`): the reply whole (:class:`VesselReply`, its usage in the host's one
+shape, and a structured-mode :class:`StructuredReply`), or as it arrives (the events
+:meth:`VesselAdapter.stream <webui.vessels.base.VesselAdapter.stream>` yields: :class:`TextDelta`
+and :class:`ToolCallStarted` pieces, then one :class:`ReplyDone`).
 """
 
 from dataclasses import dataclass, field
@@ -54,8 +57,38 @@ def reply_lone_surrogate_path(reply: VesselReply) -> str | None:
 
 @dataclass(frozen=True)
 class StructuredReply:
-    """A structured-mode answer: the parsed JSON object, the text it came from, and usage."""
+    """A structured-mode reply: the parsed JSON object, the text it came from, and usage."""
 
     data: dict[str, Any]
     text: str
     usage: dict[str, int]
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the reply's text; the pieces, in order, make up the reply's text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    """The vessel began tool call ``index`` (0 first, its place in the reply's ``tool_calls``):
+    its id and name are known, its arguments may still be arriving."""
+
+    index: int
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ReplyDone:
+    """Always last: the reply ``complete()`` would have returned for the same response, checked."""
+
+    reply: VesselReply
+
+
+#: What :meth:`VesselAdapter.stream` yields.
+StreamEvent = TextDelta | ToolCallStarted | ReplyDone
+#: What a parser gives for one record: everything but the final :class:`ReplyDone`.
+PartialEvent = TextDelta | ToolCallStarted
