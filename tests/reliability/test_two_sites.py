@@ -108,9 +108,20 @@ def outbox_events(site: Site, conversation: str) -> dict[str, str]:
 
 
 def engine_events(site: Site) -> set[str]:
-    """The turn events the site's own engine received (its ``engine.sqlite3``)."""
-    with sqlite3.connect(site.folder / "engine.sqlite3") as database:
-        return {str(uuid.UUID(row[0])) for row in database.execute("SELECT id FROM engine_events")}
+    """The turn events the site's own engine received (its ``engine.sqlite3``): none while the
+    engine has not yet made its database or its tables. Opened read-only, so reading never makes
+    the file the engine is about to create."""
+    path = site.folder / "engine.sqlite3"
+    if not path.exists():
+        return set()
+    with sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True) as database:
+        try:
+            rows = database.execute("SELECT id FROM engine_events").fetchall()
+        except sqlite3.OperationalError as error:
+            if "no such table" not in str(error):
+                raise
+            return set()
+    return {str(uuid.UUID(row[0])) for row in rows}
 
 
 def test_two_households_make_run_side_by_side(tmp_path: Path) -> None:
