@@ -19,16 +19,15 @@ That the cache ledger reads back, on real turns, the whole of the previous call'
 cached is held by a test (``tests/webui/ledger/test_ledger.py``), not a figure: the double reports what it
 saw, so against it the share is true by construction.
 
-    cd bench && ../.venv/bin/python prompt_cache.py [--turns 40]
+    cd bench && ../.venv/bin/python prompt_cache.py [--turns 40] [--database sqlite|postgres] [--quick]
 """
 
-import argparse
 import json
 import statistics
 from typing import Any
 
 from _report import figure
-from _setup import ROOT, setup_django
+from _setup import ROOT, arguments, setup_django
 
 from provider_doubles.prompt_cache import ADAPTERS, MODELS, ProviderCache
 
@@ -194,10 +193,8 @@ def prefix_reuse(turns: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--turns", type=int, default=40)
-    args = parser.parse_args()
-    setup_django(PIPPA_MEMORY_ENABLED="true")
+    args = arguments("Prompt-cache value of the pinned memory block", turns=(40, 10))
+    setup_django(database=args.database, PIPPA_MEMORY_ENABLED="true")
     prefix_reuse(args.turns)
 
 
