@@ -183,7 +183,8 @@ def decision_shape(row: tuple[Any, ...]) -> dict[str, Any]:
 def truth_of(cursor: Cursor, seqs: list[int], *, viewer: str | None) -> dict[int, dict[str, Any]]:
     """For each of ``seqs``: ``supersedes`` (the memory it replaced last, ``{id, text, at}``, when
     ``viewer`` may see it), ``superseded_by`` (``{id, at}``, when it was replaced by one
-    ``viewer`` may see) and ``decision`` (the last decision about it, or None)."""
+    ``viewer`` may see) and ``decision`` (the last decision about it, or None; its reason is
+    :data:`REASON_WITHHELD` unless ``viewer`` may see both memories it judged, neither forgotten)."""
     found: dict[int, dict[str, Any]] = {
         seq: {"supersedes": None, "superseded_by": None, "decision": None} for seq in seqs
     }
@@ -209,15 +210,37 @@ def truth_of(cursor: Cursor, seqs: list[int], *, viewer: str | None) -> dict[int
             found[int(old)]["superseded_by"] = {"id": new_id, "at": at}
     decisions = cursor.run(
         "SELECT d.new_seq, d.old_seq, d.choice, d.confidence, d.reason, d.brain_call, "
-        "d.judged_by, d.outcome, d.at FROM engine_decisions d "
+        "d.judged_by, d.outcome, d.at, n.scope, n.owner, n.forgotten_rev, o.scope, o.owner, "
+        "o.forgotten_rev FROM engine_decisions d LEFT JOIN engine_items n ON n.seq = d.new_seq "
+        "LEFT JOIN engine_items o ON o.seq = d.old_seq "
         f"WHERE d.new_seq IN ({marks}) OR d.old_seq IN ({marks}) "  # noqa: S608
         "ORDER BY d.at, COALESCE(d.rev, 0), d.id",
         [*seqs, *seqs],
     ).all()
     for row in decisions:
         new_seq, old_seq = int(row[0]), row[1]
+        decision = decision_shape(row[1:9])
+        if not both_shown(row[9:], about_two=old_seq is not None, viewer=viewer):
+            decision["reason"] = REASON_WITHHELD
         if new_seq in found:
-            found[new_seq]["decision"] = decision_shape(row[1:])
+            found[new_seq]["decision"] = decision
         if old_seq is not None and int(old_seq) in found and row[7] in CHANGED:
-            found[int(old_seq)]["decision"] = decision_shape(row[1:])
+            found[int(old_seq)]["decision"] = decision
     return found
+
+
+REASON_WITHHELD = "Not shown: the reason speaks of a memory you cannot see."
+"""A decision's reason in place of its words when either memory it judged is forgotten or not
+the viewer's to see: a vessel's reason often quotes both memories."""
+
+
+def both_shown(sides: tuple[Any, ...], *, about_two: bool, viewer: str | None) -> bool:
+    """Whether ``viewer`` may see every memory a decision judged: ``sides`` are the newer's
+    scope, owner and forgotten revision, then the older's (None where there is no such row);
+    ``about_two`` says it judged an older one too."""
+    new_scope, new_owner, new_gone, old_scope, old_owner, old_gone = sides
+    if new_gone is not None or not is_visible(scope=new_scope, owner=new_owner, viewer=viewer):
+        return False
+    if not about_two:
+        return True
+    return old_gone is None and is_visible(scope=old_scope, owner=old_owner, viewer=viewer)

@@ -190,3 +190,43 @@ def test_a_private_memory_is_never_put_before_the_door_for_another_member(
     assert provider.calls == 0  # nothing Alice may see is close: no call at all
     assert item(url, bobs, viewer="8")["superseded_by"] is None
     assert item(url, alices)["decision"] is None
+
+
+def quoting_reader(older: str, newer: str) -> tuple[str, float, str]:
+    """Replaces, giving a reason that quotes both memories (as a vessel's reason often does)."""
+    return REPLACES, 0.95, f"'{newer}' says the dentist changed since '{older}'."
+
+
+def test_a_reason_quoting_a_memory_is_shown_only_to_who_may_see_both(
+    door_engine: ReferenceEngine,
+) -> None:
+    double = DecidingProvider(quoting_reader)
+    double.start()
+    try:
+        site(model="local", base_url=double.base_url)
+        url = door_engine.url
+        lund = said(url, LUND, BOB)
+        berg = said(url, BERG)
+        until(lambda: item(url, lund, viewer="8")["superseded_by"])
+        assert BERG in item(url, lund, viewer="8")["decision"]["reason"]  # both household
+
+        made = call(
+            url, "PATCH", f"/v1/souls/pippa/items/{berg}", json={"viewer": "7", "scope": "private"}
+        )
+        assert made.status_code == 200, made.text
+
+        orphaned = call(
+            url, "GET", "/v1/souls/pippa/items", params={"viewer": "8", "replaced": "orphaned"}
+        )
+        assert [i["id"] for i in orphaned.json()["items"]] == [lund]
+        assert "Berg" not in orphaned.text  # Alice's now private memory, not even in a reason
+        bobs = call(url, "GET", f"/v1/souls/pippa/items/{lund}", params={"viewer": "8"})
+        assert "Berg" not in bobs.text
+        assert bobs.json()["item"]["decision"]["reason"] == truth.REASON_WITHHELD
+        assert bobs.json()["item"]["decision"]["outcome"] == "replaced"
+        assert BERG in item(url, berg)["decision"]["reason"]  # Alice may see both
+
+        call(url, "DELETE", f"/v1/souls/pippa/items/{berg}", params={"viewer": "7"})
+        assert item(url, lund)["decision"]["reason"] == truth.REASON_WITHHELD  # forgotten
+    finally:
+        double.close()
