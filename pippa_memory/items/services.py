@@ -261,6 +261,36 @@ def visible_items(*, soul: Soul, viewer: str, items: list[dict[str, Any]]) -> li
     return visible
 
 
+REASON_WITHHELD = "Not shown: the reason speaks of a memory you cannot see."
+"""A decision's reason in place of its words when a memory it judged is tombstoned here."""
+
+
+def shown_here(*, soul: Soul, viewer: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``items`` without those tombstoned here for ``viewer`` (a forget or make-private the
+    engine may not have confirmed), and with no trace of a tombstoned one in the rest: what an
+    item replaced (``supersedes``, with its text) or what replaced it is left out, and the
+    decision's reason, which may quote either, is withheld."""
+    ids = {item["id"] for item in items}
+    for item in items:
+        for key in ("supersedes", "superseded_by"):
+            if item.get(key):
+                ids.add(item[key]["id"])
+    gone = tombstoned_items(soul_id=soul.pk, viewer=viewer, items=sorted(ids))
+    shown = []
+    for item in items:
+        if item["id"] in gone:
+            continue
+        traced = [
+            k for k in ("supersedes", "superseded_by") if (item.get(k) or {}).get("id") in gone
+        ]
+        if traced:
+            item = {**item, **dict.fromkeys(traced)}
+            if item.get("decision"):
+                item["decision"] = {**item["decision"], "reason": REASON_WITHHELD}
+        shown.append(item)
+    return shown
+
+
 def usable_id(value: str) -> bool:
     """Whether ``value`` may name an item or a member in a path to the engine: 1 to
     :data:`ITEM_ID_LENGTH` characters, none of them a control character."""
@@ -292,8 +322,7 @@ def fetch_items_page(
         "GET", f"{soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS
     )
     visible = visible_items(soul=soul, viewer=viewer, items=data["items"])
-    gone = tombstoned_items(soul_id=soul.pk, viewer=viewer, items=[item["id"] for item in visible])
-    items = [MemoryItem.from_engine(item) for item in visible if item["id"] not in gone]
+    items = [MemoryItem.from_engine(i) for i in shown_here(soul=soul, viewer=viewer, items=visible)]
     following = cursors.handed_out(data["next"], soul=soul.slug, viewer=viewer)
     return ItemsPage(items=items, next=following, revision=data["revision"])
 
@@ -310,8 +339,7 @@ def fetch_orphaned(
         "GET", f"{soul_path(soul, 'items')}?{urlencode(query)}", schema=contract.ITEMS
     )
     visible = visible_items(soul=soul, viewer=viewer, items=data["items"])
-    gone = tombstoned_items(soul_id=soul.pk, viewer=viewer, items=[item["id"] for item in visible])
-    return [MemoryItem.from_engine(item) for item in visible if item["id"] not in gone]
+    return [MemoryItem.from_engine(i) for i in shown_here(soul=soul, viewer=viewer, items=visible)]
 
 
 def checked_query(q: str) -> str:
@@ -383,11 +411,12 @@ def fetch_item(
     found = visible_items(soul=soul, viewer=viewer, items=[data["item"]])
     if not found or found[0]["id"] != item_id:
         raise no_such_item()
-    if not even_if_forgotten_here and tombstoned_items(
-        soul_id=soul.pk, viewer=viewer, items=[item_id]
-    ):
+    if even_if_forgotten_here:
+        return MemoryItem.from_engine(found[0])
+    shown = shown_here(soul=soul, viewer=viewer, items=found)
+    if not shown:
         raise no_such_item()
-    return MemoryItem.from_engine(found[0])
+    return MemoryItem.from_engine(shown[0])
 
 
 def not_yours(action: str) -> MemoryRefusal:

@@ -16,8 +16,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils.dateparse import parse_datetime
 
 from pippa_memory.engine.members import may_see, member_id, member_name
+from pippa_memory.items.services import shown_here
 from pippa_memory.items.walking import walk_items
-from pippa_memory.pins.tombstones import tombstoned_items
 from pippa_memory.portability import file_format
 from webui.models import Soul
 
@@ -34,9 +34,8 @@ def visible_memories(*, soul: Soul, user: AbstractBaseUser) -> Iterator[dict[str
         page = list(islice(walk, 100))
         if not page:
             return
-        gone = tombstoned_items(soul_id=soul.pk, viewer=viewer, items=[i["id"] for i in page])
-        for item in page:
-            if item["id"] in gone or not may_see(viewer, item):
+        for item in shown_here(soul=soul, viewer=viewer, items=page):
+            if not may_see(viewer, item):
                 continue
             yours = (item["said_by"] or {}).get("member") == viewer
             memory = file_format.memory_line(item)

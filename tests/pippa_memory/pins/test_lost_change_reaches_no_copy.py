@@ -16,7 +16,7 @@ from pippa_memory.models import UnattendedMemory
 from reference_engine.server import ReferenceEngine
 from tests.support.clients import api_as, page_as
 from tests.support.household_memory import add_memory, memory_page
-from tests.support.lost_answers import SECRET, lose_the_answer
+from tests.support.lost_answers import SECRET, api_listing, lose_the_answer
 from tests.support.scheduled_jobs import hourly_job
 from webui.models import Message, Soul, Vessel
 from webui.unattended.runner import run_job, run_wake
@@ -72,3 +72,32 @@ def test_a_make_private_whose_answer_is_lost_leaves_no_other_page_brief_or_bundl
     assert SECRET in memory_page(user, soul="pippa")  # still the sayer's own
     assert SECRET not in memory_page(bob, soul="pippa")
     assert SECRET not in unattended_copies(soul, offline_vessel, sent_requests)
+
+
+def test_a_make_private_whose_change_failed_leaves_no_trace_under_what_replaced_it(
+    memory_on: ReferenceEngine, user: Any, bob: Any, soul: Soul
+) -> None:
+    """Bob corrected Alice's household memory; she then makes the old one private and the engine
+    fails before applying it. Bob's page, listing and download show his correction, but neither
+    the old words it replaced nor a reason quoting them."""
+    item = add_memory(memory_on, SECRET, by=user)
+    newer = "The spare key is with the neighbour now."
+    memory_on.state.correct_item("pippa", item, newer, viewer=str(bob.pk), name="Bob")
+    assert SECRET in memory_page(bob, soul="pippa")  # shown as what his correction replaced
+    lose_the_answer(memory_on, "failed_before", f"/v1/souls/pippa/items/{item}")
+
+    said = page_as(user).post(
+        f"/memory/items/{item}/scope/?soul=pippa", {"scope": "private", "soul": "pippa"},
+        follow=True,
+    ).content.decode()  # fmt: skip
+
+    assert "The memory engine did not confirm this" in said
+    page = memory_page(bob, soul="pippa")
+    assert newer in page
+    assert SECRET not in page
+    assert SECRET not in api_listing(bob)
+    for kind in ("json", "markdown"):
+        response = api_as(bob).get("/api/memory/export/", {"soul": "pippa", "format": kind})
+        download = b"".join(response.streaming_content).decode()
+        assert newer in download
+        assert SECRET not in download
