@@ -90,7 +90,12 @@ class Decider:
         if near is None:
             return False
         old = near.memory
-        data = {"question": QUESTION, "options": OPTIONS, "context": context(old, new)}
+        data = {
+            "question": QUESTION,
+            "options": OPTIONS,
+            "context": context(old, new),
+            "about": [old.id, new.id],
+        }
         call_id = f"engine_decide_{new.id}_{old.id}_{attempt}"
         self.calls += 1
         try:

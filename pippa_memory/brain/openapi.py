@@ -137,7 +137,8 @@ ERRORS: dict[int, str] = {
     404: "`unknown_soul` or `unknown_vessel`: no such soul, or no vessel of the name given.",
     409: "`in_progress`: the first call with this webhook-id is still running; or "
     "`ineligible_vessel`: the named vessel may not serve the door (switched off, or no brain "
-    "priority).",
+    "priority); or `memory_gone`: a decide's `about` names a memory forgotten or made private "
+    "here.",
     411: "A chunked body; send it with a Content-Length.",
     413: "The body is over the cap; refused before parsing.",
     415: "The body is not application/json.",

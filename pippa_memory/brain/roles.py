@@ -91,8 +91,16 @@ DECIDE = Role(
                 "items": {"type": "string", "minLength": 1, "maxLength": 500},
             },
             "context": {"type": "string", "maxLength": 20000},
+            # The memory items the context holds, by id: a decision about a memory tombstoned
+            # here for the viewer is refused before any vessel reads the context.
+            "about": {
+                "type": "array",
+                "maxItems": 10,
+                "uniqueItems": True,
+                "items": {"type": "string", "minLength": 1, "maxLength": 200},
+            },
         },
-        optional=("context",),
+        optional=("context", "about"),
     ),
     output_schema=_decide_output,
     output_problems=_decide_problems,

@@ -135,7 +135,19 @@ def without_tombstoned(
 ) -> dict[str, Any]:
     """``data`` without the memory items tombstoned here for ``viewer`` (forgotten, or made
     private to someone else; with no viewer, any tombstone), whatever the engine believes: a
-    forget or make-private it never confirmed is treated as done, so no vessel reads the item."""
+    forget or make-private it never confirmed is treated as done, so no vessel reads the item.
+    A ``decide`` whose ``about`` names such an item is refused (409 ``memory_gone``): its
+    context is free text holding the item's words."""
+    if role.name == "decide" and data.get("about"):
+        gone = tombstoned_items(soul_id=soul.pk, viewer=viewer or "", items=data["about"])
+        if gone:
+            raise BrainFailure(
+                409,
+                "memory_gone",
+                "A memory this decision is about was forgotten or made private on this site; "
+                "no vessel was asked.",
+                {"about": sorted(gone)},
+            )
     key = MEMORY_LISTS.get(role.name)
     if key is None:
         return data

@@ -60,6 +60,7 @@ OUTCOME_FOR_CODE = {
     "unknown_soul": BrainCall.Outcome.INVALID,
     "unknown_vessel": BrainCall.Outcome.INVALID,
     "ineligible_vessel": BrainCall.Outcome.INVALID,
+    "memory_gone": BrainCall.Outcome.INVALID,
     "schema_violation": BrainCall.Outcome.SCHEMA_VIOLATION,
     "vessel_failed": BrainCall.Outcome.VESSEL_FAILED,
     "vessel_timeout": BrainCall.Outcome.TIMEOUT,

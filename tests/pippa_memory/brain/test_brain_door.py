@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from pippa_memory.member_text_hash import keyed_sha256
 from pippa_memory.models import BrainCall
+from pippa_memory.pins.tombstones import record_tombstones
 from provider_doubles import AnthropicKit
 from tests.support.brain_door import (
     DECIDE,
@@ -26,7 +27,7 @@ from tests.support.brain_door import (
     call_door,
     signed_headers,
 )
-from webui.models import Vessel
+from webui.models import Soul, Vessel
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("door")]
 
@@ -540,3 +541,30 @@ def test_nul_characters_in_the_input_are_no_server_error(offline: Vessel) -> Non
 
     assert response.status_code == 200
     assert BrainCall.objects.get().outcome == "answered"
+
+
+# -- tombstones -------------------------------------------------------------------------------
+
+
+def test_no_vessel_reads_an_item_tombstoned_here_whatever_the_engine_believes(
+    offline: Vessel,
+) -> None:
+    soul = Soul.objects.get(slug="pippa")
+    record_tombstones(soul=soul, item_ids={"f2"})  # a forget the engine never confirmed
+    record_tombstones(soul=soul, item_ids={"f1"}, spared_viewer="7")  # made private by member 7
+
+    for_bob = call_door({"role": "assemble", "soul": "pippa", "input": ASSEMBLE, "viewer": "8"})
+    for_alice = call_door({"role": "assemble", "soul": "pippa", "input": ASSEMBLE, "viewer": "7"})
+    about = {**DECIDE, "context": "Older: bins on Tuesday", "about": ["f1", "x9"]}
+    decided = call_door({"role": "decide", "soul": "pippa", "input": about, "viewer": "8"})
+    allowed = call_door({"role": "decide", "soul": "pippa", "input": about, "viewer": "7"})
+
+    assert for_bob.status_code == for_alice.status_code == 200
+    assert for_bob.json()["output"]["used"] == []  # both facts tombstoned for Bob
+    assert for_alice.json()["output"]["used"] == ["f1"]  # her own private one, not the forgotten
+    assert decided.status_code == 409, decided.content
+    error = decided.json()["error"]
+    assert (error["code"], error["details"]) == ("memory_gone", {"about": ["f1"]})
+    assert allowed.status_code == 200, allowed.content
+    rows = BrainCall.objects.filter(role="decide").order_by("created_at", "id")
+    assert [row.outcome for row in rows] == [BrainCall.Outcome.INVALID, BrainCall.Outcome.ANSWERED]
