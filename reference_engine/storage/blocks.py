@@ -220,22 +220,35 @@ class Candidates:
             before = int(rows[-1][0])
         return found
 
+    def maybe_visible(self) -> tuple[str, list[Any]]:
+        """A filter keeping every row the viewer may have seen at this revision (household or
+        their own now, or rescoped since), so other members' private memories never fill a
+        limit before :meth:`visible_then` decides."""
+        if self.at_head:
+            return "(i.scope = 'household' OR i.owner = ?)", [self.viewer]
+        return (
+            f"(i.scope = 'household' OR i.owner = ? OR {SCOPE_CHANGED_AFTER})",
+            [self.viewer, self.rev],
+        )
+
     def kept(self) -> list[Candidate]:
         """Memories marked *keep in every chat* at this revision that the viewer may see."""
+        seen, seen_params = self.maybe_visible()
         if self.at_head:
-            where = "i.keep = 1 AND (i.scope = 'household' OR i.owner = ?)"
-            params: list[Any] = [self.viewer]
+            where, params = f"i.keep = 1 AND {seen}", seen_params
         else:
-            where, params = f"(i.keep = 1 OR {KEEP_CHANGED_AFTER})", [self.rev]
+            where = f"(i.keep = 1 OR {KEEP_CHANGED_AFTER}) AND {seen}"
+            params = [self.rev, *seen_params]
         rows = self.rows(where, params, limit=PAGE * MOST_PAGES)
         return [self.candidate(r) for r in rows if r[5] and self.visible_then(r)]
 
     def said_again(self) -> tuple[Candidate, int] | None:
         """The memory the viewer may see that was last said again by this revision (a remember
         of the same words), with the revision it was said again at; None when there is none."""
+        seen, seen_params = self.maybe_visible()
         rows = self.rows(
-            "i.touched_rev IS NOT NULL AND i.touched_rev <= ?",
-            [self.rev],
+            f"i.touched_rev IS NOT NULL AND i.touched_rev <= ? AND {seen}",
+            [self.rev, *seen_params],
             limit=PAGE,
             order="i.touched_rev",
         )

@@ -103,6 +103,28 @@ def test_the_same_words_stand_once_in_a_block(small_engine: ReferenceEngine) -> 
     assert len({same_words(line[2:]) for line in memory_lines}) == len(memory_lines)
 
 
+def test_another_members_private_memories_said_again_never_crowd_out_the_viewers(
+    small_engine: ReferenceEngine,
+) -> None:
+    state = small_engine.state
+    bins = "The bins go out on Tuesday."
+    state.remember("pippa", bins)
+    for n in range(60):
+        state.remember("pippa", household_fact(n))
+    assert bins not in head(small_engine.url)["block"]  # too old to fit
+    state.remember("pippa", bins)  # said again: the most recent the household said
+    bobs = [f"Bob's own note {n}: the gym locker is {n}." for n in range(210)]
+    for _ in range(2):  # each said again, after the bins: more than a page of them
+        for text in bobs:
+            state.remember("pippa", text, scope="private", member="8", name="Bob")
+
+    alices = head(small_engine.url)["block"]
+
+    assert f"- {bins}" in alices
+    assert "Bob's own note" not in alices
+    assert "Bob's own note 209" in head(small_engine.url, "8")["block"]
+
+
 def test_keep_in_every_chat_is_set_by_patch_moves_the_head_and_leads_every_new_block(
     small_engine: ReferenceEngine,
 ) -> None:
