@@ -42,6 +42,9 @@ MOST_A_ROUND = 20
 ROUND_SECONDS = 30.0
 RETRY_SECONDS = 30.0
 """The least time between a failed try at a decision and its one retry."""
+NOTHING_CLOSE_NOW = "Tried again, nothing close is left to judge it against: it is kept."
+"""The reason kept when a failed decision's retry finds its older memory gone (forgotten, made
+private, replaced), so it is not tried again."""
 
 
 def context(old: Any, new: truth.Fresh) -> str:
@@ -88,6 +91,17 @@ class Decider:
         with self.state.database.read() as cursor:
             near = closest(cursor, self.state.meaning, soul, new, language=self.state.language)
         if near is None:
+            if attempt > 1:  # what failed before is gone (forgotten, private): nothing to retry
+                with self.state.database.write() as cursor:
+                    truth.record_decision(
+                        cursor,
+                        soul,
+                        new_seq=new.seq,
+                        old_seq=None,
+                        outcome=truth.KEPT_BOTH,
+                        reason=NOTHING_CLOSE_NOW,
+                        judged_by="the engine",
+                    )
             return False
         old = near.memory
         data = {

@@ -262,33 +262,41 @@ def visible_items(*, soul: Soul, viewer: str, items: list[dict[str, Any]]) -> li
 
 
 REASON_WITHHELD = "Not shown: the reason speaks of a memory you cannot see."
-"""A decision's reason in place of its words when a memory it judged is tombstoned here."""
+"""A decision's reason in place of its words, unless the item shows the memory it was judged with."""
+POINTERS = ("supersedes", "superseded_by")
+MEMBERS_OWN = frozenset({"corrected", "restored"})
+"""Decisions a member made on the memory page: their reason is the engine's fixed sentence."""
 
 
 def shown_here(*, soul: Soul, viewer: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``items`` without those tombstoned here for ``viewer`` (a forget or make-private the
-    engine may not have confirmed), and with no trace of a tombstoned one in the rest: what an
-    item replaced (``supersedes``, with its text) or what replaced it is left out, and the
-    decision's reason, which may quote either, is withheld."""
+    engine may not have confirmed), each :func:`without_traces` of a tombstoned one."""
+    gone = tombstoned_here(soul=soul, viewer=viewer, items=items)
+    return [without_traces(item, gone) for item in items if item["id"] not in gone]
+
+
+def tombstoned_here(*, soul: Soul, viewer: str, items: list[dict[str, Any]]) -> set[str]:
+    """The ids among ``items`` and what they replaced or were replaced by that are tombstoned
+    here for ``viewer``."""
     ids = {item["id"] for item in items}
-    for item in items:
-        for key in ("supersedes", "superseded_by"):
-            if item.get(key):
-                ids.add(item[key]["id"])
-    gone = tombstoned_items(soul_id=soul.pk, viewer=viewer, items=sorted(ids))
-    shown = []
-    for item in items:
-        if item["id"] in gone:
-            continue
-        traced = [
-            k for k in ("supersedes", "superseded_by") if (item.get(k) or {}).get("id") in gone
-        ]
-        if traced:
-            item = {**item, **dict.fromkeys(traced)}
-            if item.get("decision"):
-                item["decision"] = {**item["decision"], "reason": REASON_WITHHELD}
-        shown.append(item)
-    return shown
+    ids |= {item[key]["id"] for item in items for key in POINTERS if item.get(key)}
+    return tombstoned_items(soul_id=soul.pk, viewer=viewer, items=sorted(ids))
+
+
+def without_traces(item: dict[str, Any], gone: set[str]) -> dict[str, Any]:
+    """``item`` with no trace of a memory in ``gone``: what it replaced (``supersedes``, with its
+    words) is left out when tombstoned; and its decision's reason, which may quote whatever it was
+    judged with (a decision names no such memory), is withheld unless the item shows the memory
+    it replaced or that replaced it, neither tombstoned (a member's own correction or restore
+    is worded by the engine, and shown)."""
+    item = dict(item)
+    if (item.get("supersedes") or {}).get("id") in gone:
+        item["supersedes"] = None
+    shown = [key for key in POINTERS if item.get(key) and item[key]["id"] not in gone]
+    decision = item.get("decision")
+    if decision and decision["outcome"] not in MEMBERS_OWN and not shown:
+        item["decision"] = {**item["decision"], "reason": REASON_WITHHELD}
+    return item
 
 
 def usable_id(value: str) -> bool:
@@ -411,12 +419,10 @@ def fetch_item(
     found = visible_items(soul=soul, viewer=viewer, items=[data["item"]])
     if not found or found[0]["id"] != item_id:
         raise no_such_item()
-    if even_if_forgotten_here:
-        return MemoryItem.from_engine(found[0])
-    shown = shown_here(soul=soul, viewer=viewer, items=found)
-    if not shown:
+    gone = tombstoned_here(soul=soul, viewer=viewer, items=found)
+    if item_id in gone and not even_if_forgotten_here:
         raise no_such_item()
-    return MemoryItem.from_engine(shown[0])
+    return MemoryItem.from_engine(without_traces(found[0], gone))
 
 
 def not_yours(action: str) -> MemoryRefusal:

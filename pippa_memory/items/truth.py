@@ -40,12 +40,16 @@ def checked_words(text: str) -> str:
     return text.strip()
 
 
-def changed_item(method: str, path: str, body: dict[str, Any]) -> MemoryItem:
-    """The engine's item after a change; :class:`MemoryRefusal` when it was refused or not
-    confirmed (nothing is taken out of anyone's view, so not done is safe to say)."""
+def changed_item(soul: Soul, method: str, path: str, body: dict[str, Any]) -> MemoryItem:
+    """The engine's item after a change, with no trace of a memory tombstoned here for the
+    member (:func:`~pippa_memory.items.services.without_traces`); :class:`MemoryRefusal` when it
+    was refused or not confirmed (nothing is taken out of anyone's view, so not done is safe to
+    say)."""
     outcome = services.call_for_management(method, path, schema=contract.ITEM_FOUND, body=body)
     if outcome.ok:
-        return MemoryItem.from_engine(outcome.data["item"])
+        item = outcome.data["item"]
+        gone = services.tombstoned_here(soul=soul, viewer=body["viewer"], items=[item])
+        return MemoryItem.from_engine(services.without_traces(item, gone))
     code = ((outcome.data or {}).get("error") or {}).get("code") if outcome.status else None
     if outcome.status == 400 and code in ("same_words", "invalid_text", "invalid_request"):
         message = (outcome.data or {}).get("error", {}).get("message", "The words were refused.")
@@ -66,7 +70,7 @@ def add_memory(*, soul: Soul, user: AbstractBaseUser, text: str, scope: str) -> 
         "text": checked_words(text),
         "scope": scope,
     }
-    return changed_item("POST", services.soul_path(soul, "items"), body)
+    return changed_item(soul, "POST", services.soul_path(soul, "items"), body)
 
 
 def correct_memory(*, soul: Soul, user: AbstractBaseUser, item_id: str, text: str) -> MemoryItem:
@@ -75,7 +79,7 @@ def correct_memory(*, soul: Soul, user: AbstractBaseUser, item_id: str, text: st
     if not may_correct(user, item):
         raise services.not_yours("correct")
     body = {"viewer": member_id(user), "name": member_name(user), "text": checked_words(text)}
-    return changed_item("POST", services.soul_path(soul, "items", item.id, "correct"), body)
+    return changed_item(soul, "POST", services.soul_path(soul, "items", item.id, "correct"), body)
 
 
 def restore_memory(*, soul: Soul, user: AbstractBaseUser, item_id: str) -> MemoryItem:
@@ -84,4 +88,4 @@ def restore_memory(*, soul: Soul, user: AbstractBaseUser, item_id: str) -> Memor
     if not may_correct(user, item):
         raise services.not_yours("restore")
     body = {"viewer": member_id(user)}
-    return changed_item("POST", services.soul_path(soul, "items", item.id, "restore"), body)
+    return changed_item(soul, "POST", services.soul_path(soul, "items", item.id, "restore"), body)

@@ -184,7 +184,8 @@ def truth_of(cursor: Cursor, seqs: list[int], *, viewer: str | None) -> dict[int
     """For each of ``seqs``: ``supersedes`` (the memory it replaced last, ``{id, text, at}``, when
     ``viewer`` may see it), ``superseded_by`` (``{id, at}``, when it was replaced by one
     ``viewer`` may see) and ``decision`` (the last decision about it, or None; its reason is
-    :data:`REASON_WITHHELD` unless ``viewer`` may see both memories it judged, neither forgotten)."""
+    :data:`REASON_WITHHELD` unless ``viewer`` may see both memories it judged, neither forgotten,
+    or the engine worded it)."""
     found: dict[int, dict[str, Any]] = {
         seq: {"supersedes": None, "superseded_by": None, "decision": None} for seq in seqs
     }
@@ -220,7 +221,8 @@ def truth_of(cursor: Cursor, seqs: list[int], *, viewer: str | None) -> dict[int
     for row in decisions:
         new_seq, old_seq = int(row[0]), row[1]
         decision = decision_shape(row[1:9])
-        if not both_shown(row[9:], about_two=old_seq is not None, viewer=viewer):
+        own_words = row[7] in ENGINE_WORDED
+        if not own_words and not both_shown(row[9:], about_two=old_seq is not None, viewer=viewer):
             decision["reason"] = REASON_WITHHELD
         if new_seq in found:
             found[new_seq]["decision"] = decision
@@ -232,6 +234,8 @@ def truth_of(cursor: Cursor, seqs: list[int], *, viewer: str | None) -> dict[int
 REASON_WITHHELD = "Not shown: the reason speaks of a memory you cannot see."
 """A decision's reason in place of its words when either memory it judged is forgotten or not
 the viewer's to see: a vessel's reason often quotes both memories."""
+ENGINE_WORDED = frozenset({CORRECTED, RESTORED})
+"""Outcomes whose reason is the engine's own fixed sentence, which quotes no memory."""
 
 
 def both_shown(sides: tuple[Any, ...], *, about_two: bool, viewer: str | None) -> bool:

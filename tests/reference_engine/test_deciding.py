@@ -14,7 +14,7 @@ import pytest
 from pippa_memory.models import BrainCall
 from provider_doubles.deciding import DecidingProvider
 from reference_engine.brain_client import BrainClient
-from reference_engine.deciding import KEEP_BOTH, REPLACES
+from reference_engine.deciding import KEEP_BOTH, NOTHING_CLOSE_NOW, REPLACES
 from reference_engine.server import ReferenceEngine
 from reference_engine.storage import truth
 from tests.support.engine_calls import ALICE, BOB, call, recall, send, turn_event
@@ -230,3 +230,24 @@ def test_a_reason_quoting_a_memory_is_shown_only_to_who_may_see_both(
         assert item(url, lund)["decision"]["reason"] == truth.REASON_WITHHELD  # forgotten
     finally:
         double.close()
+
+
+def test_a_retry_that_finds_its_older_memory_gone_keeps_it_and_is_not_tried_again(
+    provider: DecidingProvider, door_engine: ReferenceEngine
+) -> None:
+    decider = door_engine.state.thinker.decider
+    decider.retry_after = 3600.0  # no retry until the older one is forgotten
+    provider.fail = True
+    url = door_engine.url
+    lund = said(url, LUND)
+    berg = said(url, BERG)
+    until(lambda: decisions(door_engine))
+    call(url, "DELETE", f"/v1/souls/pippa/items/{lund}", params={"viewer": "7"})
+    decider.retry_after = 0.0
+
+    until(lambda: len(decisions(door_engine)) == 2)
+    time.sleep(2.0)  # rounds go on: a memory picked again would be decided again
+
+    assert [o for o, _ in decisions(door_engine)] == ["door failed", "kept both"]
+    assert item(url, berg)["decision"]["reason"] == NOTHING_CLOSE_NOW
+    assert provider.calls == 1

@@ -96,6 +96,11 @@ def test_a_make_private_whose_change_failed_leaves_no_trace_under_what_replaced_
     assert newer in page
     assert SECRET not in page
     assert SECRET not in api_listing(bob)
+    again = api_as(bob).post(
+        "/api/memory/items/?soul=pippa", {"text": newer, "scope": "household"}, format="json"
+    )
+    assert again.status_code == 201, again.content  # the same words: the memory he has
+    assert SECRET not in again.content.decode()
     for kind in ("json", "markdown"):
         response = api_as(bob).get("/api/memory/export/", {"soul": "pippa", "format": kind})
         download = b"".join(response.streaming_content).decode()
