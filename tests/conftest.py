@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from tests.support.engine_token import TOKEN
 from tests.support.factory_defaults import DEMO_VAULT, PASSWORD
+from tests.support.live_servers import RequestsInFlight
 from tests.support.production_site import DOOR_SECRET, production_server
 from tests.support.silent_provider import SilentProvider
 from webui.extensions import TurnExtension, register_extension, unregister_extension
@@ -155,6 +156,19 @@ def engine() -> Iterator["ReferenceEngine"]:
     running = ReferenceEngine(token=TOKEN, answer_delay=0.0, control=True).start()
     yield running
     running.stop()
+
+
+@pytest.fixture(autouse=True)
+def _live_server_settles(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test on the live server ends only when the server has finished what its page asked:
+    the page closes first (its fixture was made after this one), then the in-flight requests
+    finish, and only then is the test database flushed under them."""
+    if "live_server" not in request.fixturenames:
+        yield
+        return
+    with RequestsInFlight().watched() as in_flight:
+        yield
+        in_flight.settle(timeout=30)
 
 
 @pytest.fixture(autouse=True)

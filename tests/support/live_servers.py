@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -16,6 +17,7 @@ from typing import IO
 
 import pytest
 import requests
+from django.core.signals import request_finished, request_started
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +32,44 @@ def free_port() -> int:
     port = probe.getsockname()[1]
     probe.close()
     return port
+
+
+class RequestsInFlight:
+    """The requests this process's live server is still handling, by the thread that serves each.
+
+    A browser test can end while its page's last request (a turn's stream, a poll) is still being
+    served; the test database is then flushed under a thread that is writing to it, which fails the
+    flush (PostgreSQL) or the next test. :meth:`settle` waits for those requests to finish first.
+    """
+
+    def __init__(self) -> None:
+        self.paths: dict[int, str] = {}
+        self.lock = threading.Condition()
+
+    def started(self, sender: object, environ: dict[str, str] | None = None, **_: object) -> None:
+        with self.lock:
+            self.paths[threading.get_ident()] = (environ or {}).get("PATH_INFO", "?")
+
+    def finished(self, sender: object, **_: object) -> None:
+        with self.lock:
+            self.paths.pop(threading.get_ident(), None)
+            self.lock.notify_all()
+
+    @contextmanager
+    def watched(self) -> Iterator["RequestsInFlight"]:
+        request_started.connect(self.started, dispatch_uid=id(self))
+        request_finished.connect(self.finished, dispatch_uid=id(self))
+        try:
+            yield self
+        finally:
+            request_started.disconnect(dispatch_uid=id(self))
+            request_finished.disconnect(dispatch_uid=id(self))
+
+    def settle(self, timeout: float) -> None:
+        """Return once no request is being served; fail, naming them, if some outlive ``timeout``."""
+        with self.lock:
+            if not self.lock.wait_for(lambda: not self.paths, timeout=timeout):
+                pytest.fail(f"The live server was still serving {sorted(self.paths.values())}")
 
 
 def server_environment(**settings: str) -> dict[str, str]:
