@@ -306,11 +306,14 @@ def test_an_admin_repin_takes_effect_at_the_next_turn_and_is_recorded(
 
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_first_turns_end_with_one_pin(
-    memory_on: ReferenceEngine, make_conversation: Any
+    memory_on: ReferenceEngine, configure: Any, make_conversation: Any
 ) -> None:
     conversation = make_conversation()
     memory_on.state.remember("pippa", "Shared.")
+    # The latency makes the two head calls overlap; the budget is wide so that, on a busy
+    # machine, both still get the head (this test is about the race, not the budget).
     memory_on.set_fault("latency", seconds=0.2)
+    configure(CHAT_BUDGET=5.0, READ_TIMEOUT=5.0)
 
     def first_turn(start: threading.Barrier) -> str | None:
         mine = Conversation.objects.select_related("soul").get(pk=conversation.pk)
