@@ -118,40 +118,44 @@ def unknown_members(owners: dict[str, int]) -> dict[str, int]:
     return {owner: n for owner, n in owners.items() if owner not in known}
 
 
-def in_import_order(path: Path) -> Iterator[dict[str, Any]]:
-    """The file's memories, current ones first as they stand, then those a newer memory replaced,
-    each after the memory that replaced it (the engine takes a replaced memory only once what
-    replaced it is kept). Only the replaced ones are held in memory."""
-    replaced: list[dict[str, Any]] = []
-    sent: set[str] = set()
+def in_import_order(path: Path) -> Iterator[list[dict[str, Any]]]:
+    """The file's memories in groups: each current memory as it stands, followed by those it
+    replaced, each after the memory that replaced it (the engine takes a replaced memory only
+    once what replaced it is kept, or is in the same batch: when it keeps that memory's words
+    already under another id, only the batch tells it which). Only the replaced ones are held
+    in memory; the file is read twice."""
+    replaced: dict[str, list[dict[str, Any]]] = {}
     for memory in file_format.memories_of(path):
         if memory.get("superseded_by"):
-            replaced.append(memory)
-        else:
-            sent.add(memory["id"])
-            yield memory
-    while replaced:
-        ready = [m for m in replaced if m["superseded_by"]["id"] in sent]
-        if not ready:  # names a memory the file lacks: the engine refuses it, naming it
-            yield from replaced
-            return
-        for memory in ready:
-            sent.add(memory["id"])
-            yield memory
-        replaced = [m for m in replaced if m["id"] not in sent]
+            replaced.setdefault(memory["superseded_by"]["id"], []).append(memory)
+    for memory in file_format.memories_of(path):
+        if memory.get("superseded_by"):
+            continue
+        group, at = [memory], 0
+        while at < len(group):  # what each in the group replaced, and what that replaced
+            group.extend(replaced.pop(group[at]["id"], []))
+            at += 1
+        yield group
+    # What is left names a memory the file lacks: the engine refuses it, naming it.
+    yield from replaced.values()
 
 
 def batches(path: Path) -> Iterator[list[dict[str, Any]]]:
-    """The file's memories in batches the engine takes (by count and by size), in import order."""
+    """The file's memories in batches the engine takes (by count and by size), in import order;
+    a memory and those it replaced share a batch unless they alone are more than one holds."""
     batch: list[dict[str, Any]] = []
     size = 0
-    for memory in in_import_order(path):
-        weight = len(json.dumps(memory, ensure_ascii=False).encode("utf-8"))
-        if batch and (len(batch) >= BATCH_ITEMS or size + weight > BATCH_BYTES):
+    for group in in_import_order(path):
+        weights = [len(json.dumps(m, ensure_ascii=False).encode("utf-8")) for m in group]
+        if batch and (len(batch) + len(group) > BATCH_ITEMS or size + sum(weights) > BATCH_BYTES):
             yield batch
             batch, size = [], 0
-        batch.append(memory)
-        size += weight
+        for memory, weight in zip(group, weights, strict=True):
+            if batch and (len(batch) >= BATCH_ITEMS or size + weight > BATCH_BYTES):
+                yield batch
+                batch, size = [], 0
+            batch.append(memory)
+            size += weight
     if batch:
         yield batch
 
