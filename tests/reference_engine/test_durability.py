@@ -1,14 +1,22 @@
-"""The engine keeps what it acknowledged: across a SIGKILL, a restart, and in revision names."""
+"""The engine keeps what it acknowledged: across a SIGKILL, a restart, and in revision names; a
+meaning backfill killed half-way finishes at the next start, every vector written once and whole."""
 
+import subprocess
 import threading
+import time
+from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 
+from reference_engine.embedding import vector_bytes
 from reference_engine.server import ReferenceEngine
 from tests.support.engine_calls import ALICE, call, recall, send, turn_event
-from tests.support.engine_processes import engine_process, kill
+from tests.support.engine_migrating import database_at_0003, reading
+from tests.support.engine_processes import engine_process, kill, start_engine
 from tests.support.engine_token import TOKEN
+from tests.support.live_servers import free_port
 
 
 def ingest_until_stopped(url: str, stop: threading.Event, log: dict[str, Any]) -> None:
@@ -117,3 +125,51 @@ def test_a_restarted_engine_never_names_a_revision_twice(engine_database: str) -
         assert numbers == sorted(set(numbers))
     finally:
         second.stop()
+
+
+def started_and_logged(
+    database: str, log: Path, line: str, *, timeout: float = 120
+) -> subprocess.Popen[str]:
+    """The engine process on ``database``, logging to ``log``, once the log shows ``line``."""
+    with log.open("a", encoding="utf-8") as stderr:
+        process = start_engine(database, free_port(), stderr=stderr)
+    deadline = time.monotonic() + timeout
+    while line not in log.read_text(encoding="utf-8"):
+        if time.monotonic() > deadline or process.poll() is not None:
+            kill(process)
+            pytest.fail(f"the engine never logged {line!r}:\n{log.read_text(encoding='utf-8')}")
+        time.sleep(0.01)
+    return process
+
+
+def vectors_of(database_url: str) -> dict[str, bytes]:
+    """Each kept memory's text: its vector as written (one row an item: the table's key)."""
+    with reading(database_url) as cursor:
+        found = cursor.run(
+            "SELECT i.text, v.vec FROM engine_vectors v JOIN engine_items i ON i.seq = v.item_seq"
+        ).all()
+    return {text: bytes(vec) for text, vec in found}
+
+
+def test_a_backfill_killed_half_way_finishes_at_the_next_start_every_vector_once_and_whole(
+    engine_database: str, tmp_path: Path
+) -> None:
+    notes = 6000  # twelve batches: the kill comes after the first, before the last
+    database_at_0003(engine_database, ["Ella is allergic to peanuts"], notes=notes)
+    total = notes + 1
+    log = tmp_path / "engine.log"
+
+    process = started_and_logged(engine_database, log, f"meaning backfill: 500/{total}")
+    kill(process)  # SIGKILL mid-backfill: no batch after the one in flight is committed
+    half = vectors_of(engine_database)
+    assert 500 <= len(half) < total, "the kill came too late to land half-way"
+
+    process = started_and_logged(engine_database, log, "meaning backfill: done")
+    try:
+        whole = vectors_of(engine_database)
+        assert len(whole) == total, log.read_text(encoding="utf-8")
+        some = sorted(whole)[:: notes // 20]
+        assert [whole[text] for text in some] == vector_bytes(some)  # whole, not torn
+        assert all(whole[text] == vec for text, vec in half.items())  # none written twice
+    finally:
+        kill(process)

@@ -4,16 +4,13 @@ words finds its memory by meaning, word forms match, stop words alone match noth
 database's memories are backfilled, and ``--recall words`` answers as word-only recall did."""
 
 import pytest
-from yoyo import read_migrations
-from yoyo.migrations import MigrationList
 
 from reference_engine.server import ReferenceEngine
 from reference_engine.state import EngineState
-from reference_engine.storage import memories as rows
 from reference_engine.storage.database import Database
 from reference_engine.storage.ranking import query_words
-from reference_engine.storage.schema import MIGRATIONS, migrations_backend
 from tests.support.engine_calls import recall
+from tests.support.engine_migrating import database_at_0003
 from tests.support.engine_token import TOKEN
 
 PEANUTS = "Ella is allergic to peanuts"
@@ -193,27 +190,10 @@ def test_recall_words_answers_as_word_only_recall_did(engine_database: str) -> N
     assert (same_words["match"], texts(same_words)) == ("words", [SWIMS])
 
 
-def database_at_0003(url: str) -> None:
-    """The engine database as the engine before meaning left it: migrations up to 0003, and
-    memories kept with no vector."""
-    database = Database(url)
-    with migrations_backend(database) as yoyo:
-        every = read_migrations(str(MIGRATIONS))
-        older = MigrationList([m for m in every if m.id != "0004_recall_meaning"])
-        yoyo.apply_migrations(yoyo.to_apply(older))
-    with database.write() as cursor:
-        for text in [PEANUTS, SWIMS, *(f"Old note {n} about the shed" for n in range(1200))]:
-            rows.add_memory(
-                cursor, "pippa", text=text, scope="household", said_by=None, source={},
-                vector=False,
-            )  # fmt: skip
-    database.close()
-
-
 def test_an_old_database_is_upgraded_then_backfilled_then_found_by_meaning(
     engine_database: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    database_at_0003(engine_database)
+    database_at_0003(engine_database, [PEANUTS, SWIMS], notes=1200)
     database = Database(engine_database)
     state = EngineState(database)  # applies 0004; the backfill has not run yet
     try:

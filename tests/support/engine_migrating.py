@@ -6,11 +6,18 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from reference_engine.storage.database import sqlite_path
+from yoyo import read_migrations
+from yoyo.migrations import MigrationList
+
+from reference_engine.storage import memories as rows
+from reference_engine.storage.database import Cursor, Database, sqlite_path
+from reference_engine.storage.schema import MIGRATIONS, migrations_backend
 
 FIXTURES = Path(__file__).resolve().parents[1] / "reference_engine" / "storage" / "fixtures"
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,3 +60,31 @@ def engine_command(*args: str) -> subprocess.CompletedProcess[str]:
         timeout=120,
         check=False,
     )
+
+
+def database_at_0003(url: str, texts: list[str], *, notes: int) -> None:
+    """The engine database as the engine before meaning left it: migrations up to 0003, and
+    ``texts`` then ``notes`` notes about the shed kept with no vector."""
+    database = Database(url)
+    with migrations_backend(database) as yoyo:
+        every = read_migrations(str(MIGRATIONS))
+        older = MigrationList([m for m in every if m.id != "0004_recall_meaning"])
+        yoyo.apply_migrations(yoyo.to_apply(older))
+    with database.write() as cursor:
+        for text in [*texts, *(f"Old note {n} about the shed" for n in range(notes))]:
+            rows.add_memory(
+                cursor, "pippa", text=text, scope="household", said_by=None, source={},
+                vector=False,
+            )  # fmt: skip
+    database.close()
+
+
+@contextmanager
+def reading(url: str) -> Iterator[Cursor]:
+    """A read cursor on the engine database at ``url``, its connection closed after."""
+    database = Database(url)
+    try:
+        with database.read() as cursor:
+            yield cursor
+    finally:
+        database.close()

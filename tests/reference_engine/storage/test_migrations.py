@@ -27,7 +27,12 @@ from reference_engine.storage import asks as ask_rows
 from reference_engine.storage import schema
 from reference_engine.storage.database import Database
 from reference_engine.storage.migrations_support import is_sqlite
-from tests.support.engine_migrating import ROOT, engine_command, load_pre_migration_database
+from tests.support.engine_migrating import (
+    ROOT,
+    engine_command,
+    load_pre_migration_database,
+    reading,
+)
 
 TABLES = {  # as fixtures/make_pre_migration.py read them from the old engine
     "engine_souls": "soul, head",
@@ -160,33 +165,29 @@ def migrations_with_a_slow_one(folder: Path) -> tuple[Path, Path]:
 
 def migrated_state(url: str) -> dict[str, Any]:
     """What ``0002_slow`` left: its column, its table, and how often it is recorded."""
-    database = Database(url)
-    try:
-        with database.read() as cursor:
-            recorded = cursor.run(
-                "SELECT COUNT(*) FROM _yoyo_migration WHERE migration_id = '0002_slow'"
-            ).one()[0]
-            raw = cursor.raw.connection
-            if is_sqlite(raw):
-                columns = [row[1] for row in cursor.run("PRAGMA table_info(engine_items)").all()]
-                tables = [r[0] for r in cursor.run("SELECT name FROM sqlite_master").all()]
-            else:
-                columns = [
-                    row[0]
-                    for row in cursor.run(
-                        "SELECT column_name FROM information_schema.columns WHERE "
-                        "table_schema = current_schema() AND table_name = 'engine_items'"
-                    ).all()
-                ]
-                tables = [
-                    row[0]
-                    for row in cursor.run(
-                        "SELECT table_name FROM information_schema.tables "
-                        "WHERE table_schema = current_schema()"
-                    ).all()
-                ]
-    finally:
-        database.close()
+    with reading(url) as cursor:
+        recorded = cursor.run(
+            "SELECT COUNT(*) FROM _yoyo_migration WHERE migration_id = '0002_slow'"
+        ).one()[0]
+        raw = cursor.raw.connection
+        if is_sqlite(raw):
+            columns = [row[1] for row in cursor.run("PRAGMA table_info(engine_items)").all()]
+            tables = [r[0] for r in cursor.run("SELECT name FROM sqlite_master").all()]
+        else:
+            columns = [
+                row[0]
+                for row in cursor.run(
+                    "SELECT column_name FROM information_schema.columns WHERE "
+                    "table_schema = current_schema() AND table_name = 'engine_items'"
+                ).all()
+            ]
+            tables = [
+                row[0]
+                for row in cursor.run(
+                    "SELECT table_name FROM information_schema.tables "
+                    "WHERE table_schema = current_schema()"
+                ).all()
+            ]
     return {"column": "slow_note" in columns, "table": "slow_done" in tables, "recorded": recorded}
 
 
