@@ -1,12 +1,12 @@
 """The project's own processes for the benchmarks that measure them as deployed: the commands as the
 ``Procfile`` states them (so a bench runs what ``make run`` and production run), started on free
-loopback ports with the bench's database, waited for, and stopped."""
+loopback ports with the bench's database, waited for, and stopped. A free port and an environment
+without the project's own variables are the test suite's (tests/support/live_servers.py)."""
 
 import atexit
 import os
 import shlex
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -19,19 +19,10 @@ from typing import NamedTuple
 import requests
 from _setup import ROOT
 
-#: The project's own variables are passed to a process only as the bench sets them.
-OWN_PREFIXES = ("PIPPA_", "DJANGO_", "WEBUI_")
+from tests.support.live_servers import free_port, server_environment
+
 TOKEN = "bench-token"
 SECRET_KEY = "bench-production-profile-secret-" + "s" * 40
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on now."""
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
 
 
 def closed_port_url() -> str:
@@ -57,7 +48,7 @@ def delivery_processes() -> dict[str, str]:
 
 def environment(database_url: str, **settings: str) -> dict[str, str]:
     """This process's environment without the project's own variables, plus the bench's."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(OWN_PREFIXES)}
+    env = server_environment()
     env.update(
         {
             "DATABASE_URL": database_url,

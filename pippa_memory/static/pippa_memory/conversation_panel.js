@@ -8,15 +8,17 @@
   "use strict";
   const panel = document.getElementById("memory-panel");
   if (!panel) return;
-  const line = document.getElementById("memory-panel-line");
-  const heading = document.getElementById("memory-panel-heading");
-  const summary = document.getElementById("memory-panel-summary");
-  const list = document.getElementById("memory-panel-items");
-  const newer = document.getElementById("memory-panel-newer");
-  const answer = document.getElementById("memory-panel-answer");
-  const refresh = document.getElementById("memory-panel-refresh");
+  // The panel's parts are named memory-panel-<part> in the template.
+  const part = (name) => document.getElementById("memory-panel-" + name);
+  const line = part("line");
+  const heading = part("heading");
+  const summary = part("summary");
+  const list = part("items");
+  const newer = part("newer");
+  const answer = part("answer");
+  const refresh = part("refresh");
   const refreshButton = document.getElementById("memory-refresh");
-  const status = document.getElementById("memory-panel-status");
+  const status = part("status");
   const soul = panel.dataset.soul;
   const tokenInput = document.querySelector("input[name=csrfmiddlewaretoken]");
 
