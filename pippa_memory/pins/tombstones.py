@@ -61,6 +61,21 @@ def withdraw_made_private(*, soul: Soul, item_id: str) -> None:
     ItemTombstone.objects.filter(soul=soul, item_id=item_id).exclude(spared_viewer="").delete()
 
 
+def recorded_changes(*, soul: Soul) -> tuple[set[str], dict[str, str]]:
+    """The forgets and make-privates recorded here for ``soul`` (confirmed by the engine or not):
+    the ids forgotten, and each item made private with the member it is private to. What leaves
+    the site whole (an export) holds to them, as a block does."""
+    forgotten: set[str] = set()
+    made_private: dict[str, str] = {}
+    rows = ItemTombstone.objects.filter(soul=soul).values_list("item_id", "spared_viewer")
+    for item_id, spared_viewer in rows.iterator():
+        if spared_viewer:
+            made_private[item_id] = spared_viewer
+        else:
+            forgotten.add(item_id)
+    return forgotten, made_private
+
+
 def tombstoned_items(*, soul_id: int, viewer: str, items: Iterable[str]) -> set[str]:
     """Which of ``items`` a block rendered for ``viewer`` ("" for household only) may not hold:
     those forgotten, and those made private to someone other than ``viewer``. No query for no

@@ -2,7 +2,10 @@
 into an engine, through engine contract v3's export and import routes.
 
 An export pages through every live memory, writing the lines beside the file and the header (with
-the count) when the last page is in, so a file is whole or not there. An import checks the whole
+the count) when the last page is in, so a file is whole or not there. It holds to the forgets and
+make-privates recorded here whether or not the engine has confirmed them (a change whose answer
+never came is treated as done): a memory forgotten here, or replaced by one forgotten here, is left
+out, and one made private here is written private. An import checks the whole
 file, then the members of the site, then asks the engine to check every batch (``check_only``),
 and only then sends them: bad input imports nothing. A batch is one transaction at the engine and
 idempotent by id, so an import cut off half-way is finished by running it again.
@@ -22,6 +25,7 @@ from pippa_memory.engine import contract
 from pippa_memory.engine.client import EngineOutcome, call_engine
 from pippa_memory.items.services import soul_path, unavailable_words
 from pippa_memory.pins.records import request_repin
+from pippa_memory.pins.tombstones import recorded_changes
 from pippa_memory.portability import file_format
 from webui.models import Conversation, Soul
 
@@ -79,19 +83,35 @@ def export_pages(soul: Soul) -> Iterator[dict[str, Any]]:
         after = page["next"]
 
 
+def as_changed_here(
+    item: dict[str, Any], *, forgotten: set[str], made_private: dict[str, str]
+) -> dict[str, Any] | None:
+    """``item`` as the forgets and make-privates recorded here leave it: None when it, or the
+    memory that replaced it, was forgotten here; private when it was made private here."""
+    if item["id"] in forgotten or (item.get("superseded_by") or {}).get("id") in forgotten:
+        return None
+    if item["id"] in made_private and item["scope"] != "private":
+        return {**item, "scope": "private"}
+    return item
+
+
 def export_soul(*, soul: Soul, path: Path, progress: Progress) -> int:
     """Write every live memory of ``soul`` to the export file ``path``; how many. The file
     appears whole (header and every line) or not at all."""
     body = path.with_name(path.name + ".partial")
-    count, revision = 0, None
+    count, read, revision = 0, 0, None
+    forgotten, made_private = recorded_changes(soul=soul)
     try:
         with body.open("w", encoding="utf-8") as out:
             for page in export_pages(soul):
                 for item in page["items"]:
-                    out.write(file_format.line(file_format.memory_line(item)))
-                count += len(page["items"])
+                    kept = as_changed_here(item, forgotten=forgotten, made_private=made_private)
+                    if kept is not None:
+                        out.write(file_format.line(file_format.memory_line(kept)))
+                        count += 1
+                read += len(page["items"])
                 revision = page["revision"]
-                progress(count, page["total"])
+                progress(read, page["total"])
         whole = path.with_name(path.name + ".writing")
         with whole.open("w", encoding="utf-8") as out, body.open(encoding="utf-8") as lines:
             out.write(
